@@ -1,0 +1,315 @@
+"""RocketSim engine: many soccar arenas stepped in parallel, read into one batched state.
+
+Each step: controls (A, C, 8) -> per-car CarControls -> every arena advances `tick_skip` ticks ->
+every arena is read into one preallocated float32 buffer (A, W) -> one copy to the training
+device -> BatchState. Arenas are split into blocks (`rocketsim_block.ArenaBlock`); the stepping
+mode decides where the blocks run:
+
+- "processes": one worker process per block over shared memory (default; no GIL between blocks),
+- "threads":   a thread pool in this process (RocketSim releases the GIL while it simulates, but
+               the readout between steps holds it),
+- "multi_step": `RocketSim.Arena.multi_step` over all arenas, in this process,
+- "serial":    `Arena.step` arena by arena, in this process.
+
+`benchmarks/env_throughput.py` measures them side by side.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Literal
+
+import numpy as np
+import torch
+
+from rocketrl.sim.arena import BLUE_TEAM, DEFAULT_TICK_SKIP, MAX_TEAM_SIZE, NUM_BOOST_PADS, ORANGE_TEAM
+from rocketrl.sim.rocketsim_block import (
+    CONTROL_WIDTH,
+    CX_AIR_TIME_SINCE_JUMP,
+    CX_HAS_DOUBLE_JUMPED,
+    CX_HAS_FLIPPED,
+    CX_HAS_JUMPED,
+    GB_ANG_VEL,
+    GB_POS,
+    GB_VEL,
+    GC_ANG_VEL,
+    GC_BOOST,
+    GC_DEMOED,
+    GC_FORWARD,
+    GC_GROUND,
+    GC_POS,
+    GC_UP,
+    GC_VEL,
+    GYM_BALL_WIDTH,
+    RAW_CAR_WIDTH,
+    RESET_BALL_WIDTH,
+    RESET_CAR_WIDTH,
+    ArenaBlock,
+    StateLayout,
+)
+from rocketrl.sim.state import BatchState, ResetState
+
+SteppingMode = Literal["processes", "threads", "multi_step", "serial"]
+STEPPING_MODES: tuple[str, ...] = ("processes", "threads", "multi_step", "serial")
+
+DOUBLE_JUMP_MAX_DELAY = 1.25
+"""Seconds after the first jump during which a dodge or double jump is allowed."""
+
+
+def validate_team_sizes(blue_size: int, orange_size: int) -> None:
+    """Raise ValueError unless 1 <= blue_size <= 3 and 0 <= orange_size <= 3."""
+    if not 1 <= blue_size <= MAX_TEAM_SIZE:
+        raise ValueError(f"blue_size={blue_size}: must be 1 to {MAX_TEAM_SIZE}")
+    if not 0 <= orange_size <= MAX_TEAM_SIZE:
+        raise ValueError(f"orange_size={orange_size}: must be 0 to {MAX_TEAM_SIZE}")
+
+
+class RocketSimEngine:
+    """N soccar arenas of blue_size vs orange_size cars, simulated by RocketSim on CPU.
+
+    Car index c in every (A, C, ...) tensor: blue cars are 0..blue_size-1, orange cars follow.
+    The returned BatchState lives on `device` and stays valid after later steps (it is a copy).
+    """
+
+    def __init__(
+        self,
+        num_arenas: int,
+        blue_size: int = 1,
+        orange_size: int = 1,
+        tick_skip: int = DEFAULT_TICK_SKIP,
+        num_workers: int | None = None,
+        stepping: SteppingMode = "processes",
+        device: str | torch.device = "cpu",
+        seed: int = 0,
+    ) -> None:
+        if num_arenas < 1:
+            raise ValueError(f"num_arenas={num_arenas}: must be at least 1")
+        validate_team_sizes(blue_size, orange_size)
+        if tick_skip < 1:
+            raise ValueError(f"tick_skip={tick_skip}: must be at least 1 physics tick per step")
+        if stepping not in STEPPING_MODES:
+            raise ValueError(f"stepping={stepping!r}: choose one of {', '.join(STEPPING_MODES)}")
+        self.num_arenas = num_arenas
+        self.blue_size = blue_size
+        self.orange_size = orange_size
+        self.num_cars = blue_size + orange_size
+        self.tick_skip = tick_skip
+        self.stepping: SteppingMode = stepping
+        self.device = torch.device(device)
+        self.seed = seed
+        workers = num_workers if num_workers is not None else (os.cpu_count() or 1)
+        self.num_workers = max(1, min(workers, num_arenas))
+        self._layout = StateLayout(self.num_cars)
+
+        parallel = stepping in ("processes", "threads")
+        num_blocks = self.num_workers if parallel else 1
+        cuts = np.linspace(0, num_arenas, num_blocks + 1).astype(int)
+        bounds = [(int(lo), int(hi)) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo]
+        shapes = {
+            "state": (num_arenas, self._layout.width),
+            "controls": (num_arenas, self.num_cars, CONTROL_WIDTH),
+            "reset": (num_arenas, self._layout.reset_width()),
+            "reset_mask": (num_arenas,),
+        }
+        self._workers = None
+        self._blocks: list[ArenaBlock] = []
+        self._pool: ThreadPoolExecutor | None = None
+        if stepping == "processes":
+            from rocketrl.sim.rocketsim_workers import WorkerPool
+
+            self._workers = WorkerPool(bounds, blue_size, orange_size, seed, shapes)
+            arrays = {key: self._workers.array(key) for key in shapes}
+        else:
+            arrays = {key: np.zeros(shape, dtype=np.float32) for key, shape in shapes.items()}
+            self._blocks = [
+                ArenaBlock(
+                    lo, hi, blue_size, orange_size, seed, arrays["state"], arrays["controls"], arrays["reset"]
+                )
+                for lo, hi in bounds
+            ]
+            if stepping == "threads":
+                self._pool = ThreadPoolExecutor(len(self._blocks), thread_name_prefix="rocketsim")
+        self._state_np = arrays["state"]
+        self._controls_np = arrays["controls"]
+        self._reset_np = arrays["reset"]
+        self._reset_mask_np = arrays["reset_mask"]
+        self._host = torch.from_numpy(self._state_np)
+        self._pinned = (
+            torch.empty_like(self._host).pin_memory()
+            if self.device.type == "cuda" and torch.cuda.is_available()
+            else None
+        )
+        team = [BLUE_TEAM] * blue_size + [ORANGE_TEAM] * orange_size
+        self._car_team = torch.tensor(team, dtype=torch.int64, device=self.device).expand(num_arenas, -1)
+        self._state = self._publish()
+
+    # ----------------------------------------------------------------------------------- stepping
+    @property
+    def state(self) -> BatchState:
+        """The state after the latest step or reset."""
+        return self._state
+
+    def step(self, controls: torch.Tensor) -> BatchState:
+        """Advance every arena by `tick_skip` ticks under controls (A, C, 8) and return the new state.
+
+        Controls: throttle, steer, pitch, yaw, roll in [-1, 1]; jump, boost, handbrake as 0/1.
+        """
+        if self._host is None:
+            raise RuntimeError("this RocketSimEngine was closed; build a new one")
+        expected = (self.num_arenas, self.num_cars, CONTROL_WIDTH)
+        if tuple(controls.shape) != expected:
+            raise ValueError(f"controls have shape {tuple(controls.shape)}, expected {expected}")
+        np.copyto(self._controls_np, controls.detach().to("cpu", torch.float32).numpy())
+        ticks = self.tick_skip
+        if self._workers is not None:
+            self._workers.command("step", ticks)
+        elif self._pool is not None:
+            list(self._pool.map(lambda block: block.step(ticks), self._blocks))
+        else:
+            self._blocks[0].step(ticks, use_multi_step=self.stepping == "multi_step")
+        self._state = self._publish()
+        return self._state
+
+    def step_raw(self, ticks: int | None = None) -> None:
+        """Advance every arena with the controls already set and read nothing (for benchmarks)."""
+        ticks = self.tick_skip if ticks is None else ticks
+        if self._workers is not None:
+            self._workers.command("step_raw", ticks)
+        elif self._pool is not None:
+            list(self._pool.map(lambda block: block.step_raw(ticks), self._blocks))
+        else:
+            self._blocks[0].step_raw(ticks, use_multi_step=self.stepping == "multi_step")
+
+    # ----------------------------------------------------------------------------------- resets
+    def reset(self, mask: torch.Tensor, state: ResetState | Callable[[int], ResetState]) -> BatchState:
+        """Put the arenas selected by `mask` (A,) bool into `state` (K = mask.sum() arenas).
+
+        `state` may be a ResetState or a function of K that makes one. Pads become active, jumps and
+        flips available, cars un-demolished, events cleared; scores are kept. Other arenas are untouched.
+        """
+        mask_np = self._check_mask(mask)
+        rows = np.flatnonzero(mask_np)
+        if rows.size == 0:
+            return self._state
+        if callable(state):
+            state = state(int(rows.size))
+        state.validate(self.num_cars)
+        k, n = rows.size, self.num_cars
+        cars = torch.cat(
+            [
+                state.car_pos,
+                state.car_vel,
+                state.car_ang_vel,
+                state.car_rotation,
+                state.car_boost.unsqueeze(-1),
+            ],
+            dim=-1,
+        )
+        packed = torch.cat(
+            [state.ball_pos, state.ball_vel, state.ball_ang_vel, cars.reshape(k, n * RESET_CAR_WIDTH)], dim=-1
+        )
+        assert packed.shape[1] == RESET_BALL_WIDTH + RESET_CAR_WIDTH * n
+        self._reset_np[rows] = packed.detach().to("cpu", torch.float32).numpy()
+        self._run_reset("reset", mask_np, None)
+        return self._state
+
+    def reset_kickoff_native(self, mask: torch.Tensor, seed: int = 0) -> BatchState:
+        """Reset the masked arenas with RocketSim's own kickoff (used to check our kickoff setter)."""
+        self._run_reset("kickoff", self._check_mask(mask), seed)
+        return self._state
+
+    def _check_mask(self, mask: torch.Tensor) -> np.ndarray:
+        mask_np = torch.as_tensor(mask).detach().to("cpu").bool().numpy()
+        if mask_np.shape != (self.num_arenas,):
+            raise ValueError(f"reset mask has shape {mask_np.shape}, expected ({self.num_arenas},)")
+        return mask_np
+
+    def _run_reset(self, command: str, mask_np: np.ndarray, seed: int | None) -> None:
+        self._reset_mask_np[:] = mask_np
+        if self._workers is not None:
+            self._workers.command(command, seed)
+        else:
+            for block in self._blocks:
+                local = mask_np[block.lo : block.hi]
+                if command == "reset":
+                    block.reset(local)
+                else:
+                    block.reset_kickoff_native(local, seed or 0)
+        self._state = self._publish()
+
+    # ----------------------------------------------------------------------------------- readout
+    def _publish(self) -> BatchState:
+        """Copy the host buffer to the device once and slice it into a BatchState."""
+        if self._pinned is not None:
+            self._pinned.copy_(self._host)
+            flat = self._pinned.to(self.device, non_blocking=True)
+        else:
+            flat = self._host.clone()
+        return self._build_state(flat)
+
+    def _build_state(self, flat: torch.Tensor) -> BatchState:
+        lay, a, n = self._layout, self.num_arenas, self.num_cars
+        cars = flat[:, lay.cars :].view(a, n, RAW_CAR_WIDTH)
+        ball = flat[:, lay.ball : lay.ball + GYM_BALL_WIDTH]
+        ev = flat[:, lay.events : lay.cars]
+        has_jumped = cars[..., CX_HAS_JUMPED] > 0.5
+        on_ground = cars[..., GC_GROUND] > 0.5
+        flip_available = (
+            has_jumped
+            & ~on_ground
+            & (cars[..., CX_HAS_DOUBLE_JUMPED] < 0.5)
+            & (cars[..., CX_HAS_FLIPPED] < 0.5)
+            & (cars[..., CX_AIR_TIME_SINCE_JUMP] < DOUBLE_JUMP_MAX_DELAY)
+        )
+        return BatchState(
+            ball_pos=ball[:, GB_POS : GB_POS + 3],
+            ball_vel=ball[:, GB_VEL : GB_VEL + 3],
+            ball_ang_vel=ball[:, GB_ANG_VEL : GB_ANG_VEL + 3],
+            car_pos=cars[..., GC_POS : GC_POS + 3],
+            car_vel=cars[..., GC_VEL : GC_VEL + 3],
+            car_ang_vel=cars[..., GC_ANG_VEL : GC_ANG_VEL + 3],
+            car_forward=cars[..., GC_FORWARD : GC_FORWARD + 3],
+            car_up=cars[..., GC_UP : GC_UP + 3],
+            car_boost=cars[..., GC_BOOST],
+            car_on_ground=on_ground,
+            car_has_jump=~has_jumped,
+            car_has_flip=flip_available,
+            car_demolished=cars[..., GC_DEMOED] > 0.5,
+            car_team=self._car_team,
+            pad_active=flat[:, lay.pads : lay.pads + NUM_BOOST_PADS] > 0.5,
+            pad_timer=flat[:, lay.pad_timers : lay.pad_timers + NUM_BOOST_PADS],
+            blue_score=flat[:, 2].long(),
+            orange_score=flat[:, 3].long(),
+            goal_scored=ev[:, 0].long(),
+            car_touched_ball=ev[:, 2 : 2 + n] > 0.5,
+            car_was_demolished=ev[:, 2 + n : 2 + 2 * n] > 0.5,
+            car_demolitions=ev[:, 2 + 2 * n : 2 + 3 * n].long(),
+            car_boost_pickups=ev[:, 2 + 3 * n : 2 + 4 * n].long(),
+            ball_last_touch=ev[:, 1].long(),
+        )
+
+    def close(self) -> None:
+        """Stop worker processes or threads and free shared memory. Safe to call twice."""
+        if self._workers is not None:
+            # Drop every view of the shared buffers before they are unmapped.
+            self._state_np = self._controls_np = self._reset_np = self._reset_mask_np = None
+            self._host = None
+            self._workers.close()
+            self._workers = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    def __enter__(self) -> RocketSimEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # pragma: no cover - interpreter shutdown order varies
+        try:
+            self.close()
+        except Exception:
+            pass

@@ -1,0 +1,236 @@
+"""A block of RocketSim arenas and the numpy rows they read into. No torch here: blocks also run
+inside worker processes.
+
+One arena's row in the flat float32 state buffer (see `StateLayout`):
+  header (4): game_mode, ball_last_car_hit_id, blue_score, orange_score
+  pad_active (34), pad_timer (34, seconds)
+  ball (25): RocketSim's gym ball row (pos 0:3, quat 3:7, vel 7:10, ang_vel 10:13, rotation 13:22, pyr 22:25)
+  events (2 + 4C): goal_scored (-1/0/1), last_touch_index (-1 or car), then per car C touched,
+                   C was_demolished, C demolitions made, C boost pickups
+  cars (C x 40): RocketSim's 36-column gym car row, then has_jumped, has_double_jumped, has_flipped,
+                 air_time_since_jump
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rocketrl.sim.arena import (
+    BOOST_PAD_COOLDOWN_BIG,
+    BOOST_PAD_COOLDOWN_SMALL,
+    BOOST_PADS,
+    NUM_BOOST_PADS,
+    TICK_TIME,
+)
+
+GYM_BALL_WIDTH = 25
+GYM_CAR_WIDTH = 36
+RAW_CAR_WIDTH = 40
+# Columns of a gym car row.
+GC_DEMOS, GC_PICKUPS, GC_DEMOED, GC_GROUND, GC_HIT, GC_BOOST = 5, 6, 7, 8, 9, 10
+GC_POS, GC_VEL, GC_ANG_VEL, GC_FORWARD, GC_UP = 11, 18, 21, 24, 30
+GB_POS, GB_VEL, GB_ANG_VEL = 0, 7, 10
+CX_HAS_JUMPED, CX_HAS_DOUBLE_JUMPED, CX_HAS_FLIPPED, CX_AIR_TIME_SINCE_JUMP = 36, 37, 38, 39
+RESET_BALL_WIDTH = 9  # pos, vel, ang_vel
+RESET_CAR_WIDTH = 13  # pos, vel, ang_vel, (pitch, yaw, roll), boost
+CONTROL_WIDTH = 8
+
+
+@dataclass(frozen=True)
+class StateLayout:
+    """Column offsets of one arena's row in the flat state buffer."""
+
+    num_cars: int
+    pads: int = 4
+    pad_timers: int = 4 + NUM_BOOST_PADS
+    ball: int = 4 + 2 * NUM_BOOST_PADS
+    events: int = 4 + 2 * NUM_BOOST_PADS + GYM_BALL_WIDTH
+
+    @property
+    def cars(self) -> int:
+        return self.events + 2 + 4 * self.num_cars
+
+    @property
+    def width(self) -> int:
+        return self.cars + RAW_CAR_WIDTH * self.num_cars
+
+    def reset_width(self) -> int:
+        return RESET_BALL_WIDTH + RESET_CAR_WIDTH * self.num_cars
+
+
+_PAD_COOLDOWN = np.array(
+    [BOOST_PAD_COOLDOWN_BIG if big else BOOST_PAD_COOLDOWN_SMALL for *_, big in BOOST_PADS], dtype=np.float32
+)
+
+
+class ArenaBlock:
+    """Arenas lo..hi-1 of an engine: applies controls, steps, reads state rows, derives events.
+
+    `state`, `controls` and `reset_rows` are the engine's whole buffers (plain or shared memory);
+    the block touches only its own rows.
+    """
+
+    def __init__(
+        self,
+        lo: int,
+        hi: int,
+        blue_size: int,
+        orange_size: int,
+        seed: int,
+        state: np.ndarray,
+        controls: np.ndarray,
+        reset_rows: np.ndarray,
+    ) -> None:
+        import RocketSim
+
+        from rocketrl.sim.meshes import init_rocketsim
+
+        init_rocketsim()
+        self._rs = RocketSim
+        self.lo, self.hi = lo, hi
+        self.num_cars = blue_size + orange_size
+        self.layout = StateLayout(self.num_cars)
+        self.arenas = []
+        self.cars: list[list] = []
+        for _ in range(lo, hi):
+            arena = RocketSim.Arena(RocketSim.GameMode.SOCCAR)
+            cars = [arena.add_car(RocketSim.Team.BLUE) for _ in range(blue_size)]
+            cars += [arena.add_car(RocketSim.Team.ORANGE) for _ in range(orange_size)]
+            self.arenas.append(arena)
+            self.cars.append(cars)
+        self.car_controls = [[RocketSim.CarControls() for _ in cars] for cars in self.cars]
+        self.pads = [arena.get_boost_pads() for arena in self.arenas]
+        self.first_car_id = np.array([cars[0].id for cars in self.cars], dtype=np.float32)
+        self.state = state[lo:hi]
+        self.raw_cars = self.state[:, self.layout.cars :].reshape(hi - lo, self.num_cars, RAW_CAR_WIDTH)
+        self.controls = controls[lo:hi]
+        self.reset_rows = reset_rows[lo:hi]
+        n = hi - lo
+        self.prev_scores = np.zeros((n, 2), dtype=np.float32)
+        self.prev_demos = np.zeros((n, self.num_cars), dtype=np.float32)
+        self.prev_pickups = np.zeros((n, self.num_cars), dtype=np.float32)
+        self.prev_demoed = np.zeros((n, self.num_cars), dtype=np.float32)
+        self.last_touch = np.full(n, -1.0, dtype=np.float32)
+        for k, arena in enumerate(self.arenas):
+            arena.reset_kickoff(seed + lo + k)
+        self.read_all(reset=np.ones(n, dtype=bool))
+
+    # ------------------------------------------------------------------------------------ step
+    def step(self, ticks: int, use_multi_step: bool = False) -> None:
+        """Apply this block's controls, advance every arena `ticks` ticks, read the new state."""
+        self.apply_controls()
+        if use_multi_step:
+            self._rs.Arena.multi_step(self.arenas, ticks)
+        else:
+            for arena in self.arenas:
+                arena.step(ticks)
+        self.read_all(reset=None, dt=ticks * TICK_TIME)
+
+    def step_raw(self, ticks: int, use_multi_step: bool = False) -> None:
+        """Advance every arena with the controls already set; read nothing (for benchmarks)."""
+        if use_multi_step:
+            self._rs.Arena.multi_step(self.arenas, ticks)
+        else:
+            for arena in self.arenas:
+                arena.step(ticks)
+
+    def apply_controls(self) -> None:
+        rows = self.controls.tolist()
+        for cars, controls, arena_rows in zip(self.cars, self.car_controls, rows):
+            for car, ctl, row in zip(cars, controls, arena_rows):
+                ctl.throttle, ctl.steer, ctl.pitch, ctl.yaw, ctl.roll = row[0], row[1], row[2], row[3], row[4]
+                ctl.jump = row[5] > 0.5
+                ctl.boost = row[6] > 0.5
+                ctl.handbrake = row[7] > 0.5
+                car.set_controls(ctl)
+
+    # ------------------------------------------------------------------------------------ readout
+    def read_all(self, reset: np.ndarray | None, dt: float = 0.0) -> None:
+        """Read every arena of the block; `reset` (n,) bool marks arenas just reset (no events)."""
+        lay, state, raw_cars = self.layout, self.state, self.raw_cars
+        pads, pads_end = lay.pads, lay.pads + NUM_BOOST_PADS
+        ball, ball_end = lay.ball, lay.ball + GYM_BALL_WIDTH
+        for k, arena in enumerate(self.arenas):
+            gym = arena.get_gym_state()
+            row, cars_raw = state[k], raw_cars[k]
+            row[0:4] = gym[0]
+            row[pads:pads_end] = gym[1][0]
+            row[ball:ball_end] = gym[2][0]
+            for c, car in enumerate(self.cars[k]):
+                cars_raw[c, :GYM_CAR_WIDTH] = gym[3 + c][0]
+                s = car.get_state()  # jump and flip flags are not in the gym state
+                cars_raw[c, GYM_CAR_WIDTH:] = (
+                    s.has_jumped,
+                    s.has_double_jumped,
+                    s.has_flipped,
+                    s.air_time_since_jump,
+                )
+        self._derive_events(reset, dt)
+
+    def _derive_events(self, reset: np.ndarray | None, dt: float) -> None:
+        """Events of the last step from counter differences (vectorised over the block)."""
+        lay, state, cars, n = self.layout, self.state, self.raw_cars, self.num_cars
+        scores = state[:, 2:4]
+        demos, pickups, demoed = cars[:, :, GC_DEMOS], cars[:, :, GC_PICKUPS], cars[:, :, GC_DEMOED]
+        hit = cars[:, :, GC_HIT]
+        active = state[:, lay.pads : lay.pads + NUM_BOOST_PADS]
+        timers = state[:, lay.pad_timers : lay.pad_timers + NUM_BOOST_PADS]
+        ev = state[:, lay.events : lay.cars]
+        scored = scores - self.prev_scores
+        ev[:, 0] = np.where(scored[:, 0] > 0, 0.0, np.where(scored[:, 1] > 0, 1.0, -1.0))
+        ev[:, 2 : 2 + n] = hit
+        ev[:, 2 + n : 2 + 2 * n] = (demoed > 0.5) & (self.prev_demoed < 0.5)
+        ev[:, 2 + 2 * n : 2 + 3 * n] = demos - self.prev_demos
+        ev[:, 2 + 3 * n : 2 + 4 * n] = pickups - self.prev_pickups
+        # Pad timers: a pad taken during this step starts its full cooldown (exact to within one step).
+        counting = np.maximum(timers - dt, 0.0)
+        timers[:] = np.where(active > 0.5, 0.0, np.where(timers > 0.0, counting, _PAD_COOLDOWN))
+        touched = hit.max(axis=1) > 0.5
+        self.last_touch[:] = np.where(touched, state[:, 1] - self.first_car_id, self.last_touch)
+        if reset is not None:
+            ev[reset, 0] = -1.0
+            ev[reset, 2:] = 0.0
+            timers[reset] = np.where(active[reset] > 0.5, 0.0, timers[reset])
+            self.last_touch[reset] = -1.0
+        ev[:, 1] = self.last_touch
+        self.prev_scores[:] = scores
+        self.prev_demos[:] = demos
+        self.prev_pickups[:] = pickups
+        self.prev_demoed[:] = demoed
+
+    # ------------------------------------------------------------------------------------ reset
+    def reset(self, mask: np.ndarray) -> None:
+        """Put the arenas with mask[k] (k local) into the state written in their `reset_rows`."""
+        rs = self._rs
+        ks = np.flatnonzero(mask)
+        if ks.size == 0:
+            return
+        rows = self.reset_rows[ks].astype(np.float64).tolist()
+        for k, r in zip(ks.tolist(), rows):
+            ball = rs.BallState()
+            ball.pos, ball.vel, ball.ang_vel = rs.Vec(*r[0:3]), rs.Vec(*r[3:6]), rs.Vec(*r[6:9])
+            self.arenas[k].ball.set_state(ball)
+            for c, car in enumerate(self.cars[k]):
+                o = RESET_BALL_WIDTH + RESET_CAR_WIDTH * c
+                cs = rs.CarState()
+                cs.pos, cs.vel, cs.ang_vel = (
+                    rs.Vec(*r[o : o + 3]),
+                    rs.Vec(*r[o + 3 : o + 6]),
+                    rs.Vec(*r[o + 6 : o + 9]),
+                )
+                pitch, yaw, roll = r[o + 9 : o + 12]
+                cs.rot_mat = rs.Angle(yaw, pitch, roll).as_rot_mat()
+                cs.boost = r[o + 12]
+                car.set_state(cs)
+                car.set_controls(rs.CarControls())
+            for pad in self.pads[k]:
+                pad.set_state(rs.BoostPadState())
+        self.read_all(reset=mask)
+
+    def reset_kickoff_native(self, mask: np.ndarray, seed: int) -> None:
+        """RocketSim's own kickoff for the masked arenas (used to check our kickoff setter)."""
+        for k in np.flatnonzero(mask).tolist():
+            self.arenas[k].reset_kickoff(seed + self.lo + k)
+        self.read_all(reset=mask)

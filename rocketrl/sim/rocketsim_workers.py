@@ -1,0 +1,156 @@
+"""Worker processes that each own an ArenaBlock, sharing the engine's buffers through shared memory.
+
+RocketSim's Python readout holds the GIL, so threads in one process serialise on it; processes do
+not. The main process writes controls into shared memory, sends each worker a one-word command over
+a pipe, and waits for the replies. A worker that dies or raises turns into a clear RuntimeError.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import traceback
+from multiprocessing.connection import Connection
+from multiprocessing.shared_memory import SharedMemory
+
+import numpy as np
+
+from rocketrl.sim.rocketsim_block import ArenaBlock
+
+
+class SharedArray:
+    """A numpy array in a named shared-memory segment; the creator unlinks it on close."""
+
+    def __init__(self, shape: tuple[int, ...], name: str | None = None) -> None:
+        nbytes = max(1, int(np.prod(shape)) * 4)
+        self.owner = name is None
+        self.shm = SharedMemory(name=name, create=self.owner, size=nbytes)
+        self.array = np.ndarray(shape, dtype=np.float32, buffer=self.shm.buf)
+        if self.owner:
+            self.array.fill(0.0)
+
+    def close(self) -> None:
+        del self.array
+        self.shm.close()
+        if self.owner:
+            self.shm.unlink()
+
+
+def _worker_main(conn: Connection, spec: dict) -> None:
+    """Entry point of a worker process: build the block, then serve commands until 'close'."""
+    arrays = {key: SharedArray(tuple(shape), name) for key, (name, shape) in spec["buffers"].items()}
+    try:
+        block = ArenaBlock(
+            spec["lo"],
+            spec["hi"],
+            spec["blue_size"],
+            spec["orange_size"],
+            spec["seed"],
+            arrays["state"].array,
+            arrays["controls"].array,
+            arrays["reset"].array,
+        )
+        conn.send(("ready", None))
+    except Exception:  # report any start-up failure to the parent, then exit
+        conn.send(("error", traceback.format_exc()))
+        return
+    mask = arrays["reset_mask"].array
+    lo, hi = spec["lo"], spec["hi"]
+    while True:
+        try:
+            command, arg = conn.recv()
+        except EOFError:
+            break
+        try:
+            if command == "step":
+                block.step(arg, use_multi_step=False)
+            elif command == "step_raw":
+                block.step_raw(arg)
+            elif command == "reset":
+                block.reset(mask[lo:hi] > 0.5)
+            elif command == "kickoff":
+                block.reset_kickoff_native(mask[lo:hi] > 0.5, arg)
+            elif command == "close":
+                conn.send(("ok", None))
+                break
+            conn.send(("ok", None))
+        except Exception:
+            conn.send(("error", traceback.format_exc()))
+    for array in arrays.values():
+        array.close()
+
+
+class WorkerPool:
+    """One process per arena block; `state`, `controls`, `reset` and `reset_mask` are shared arrays."""
+
+    def __init__(
+        self,
+        bounds: list[tuple[int, int]],
+        blue_size: int,
+        orange_size: int,
+        seed: int,
+        shapes: dict[str, tuple[int, ...]],
+    ) -> None:
+        self.buffers = {key: SharedArray(shape) for key, shape in shapes.items()}
+        # fork on Linux: quick to start and needs no `if __name__ == "__main__"` guard in user scripts;
+        # the workers touch only numpy and RocketSim, never torch or CUDA. Elsewhere, spawn.
+        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        self.conns: list[Connection] = []
+        self.procs: list[mp.process.BaseProcess] = []
+        spec_buffers = {
+            key: (buf.shm.name, shape) for (key, buf), shape in zip(self.buffers.items(), shapes.values())
+        }
+        for lo, hi in bounds:
+            parent, child = ctx.Pipe()
+            spec = {
+                "lo": lo,
+                "hi": hi,
+                "blue_size": blue_size,
+                "orange_size": orange_size,
+                "seed": seed,
+                "buffers": spec_buffers,
+            }
+            proc = ctx.Process(target=_worker_main, args=(child, spec), daemon=True, name=f"rocketsim-{lo}")
+            proc.start()
+            child.close()
+            self.conns.append(parent)
+            self.procs.append(proc)
+        self._gather()
+
+    def array(self, key: str) -> np.ndarray:
+        return self.buffers[key].array
+
+    def command(self, command: str, arg: object = None) -> None:
+        """Send a command to every worker and wait until all have done it."""
+        for conn in self.conns:
+            conn.send((command, arg))
+        self._gather()
+
+    def _gather(self) -> None:
+        errors = []
+        for proc, conn in zip(self.procs, self.conns):
+            try:
+                status, detail = conn.recv()
+            except (EOFError, ConnectionResetError):
+                raise RuntimeError(
+                    f"RocketSim worker {proc.name} died (exit code {proc.exitcode}); "
+                    "try engine.stepping='threads' to see the error in this process"
+                ) from None
+            if status == "error":
+                errors.append(f"{proc.name}:\n{detail}")
+        if errors:
+            raise RuntimeError("RocketSim worker failed:\n" + "\n".join(errors))
+
+    def close(self) -> None:
+        for conn in self.conns:
+            try:
+                conn.send(("close", None))
+                conn.recv()
+            except (OSError, EOFError, BrokenPipeError):
+                pass
+        for proc in self.procs:
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.kill()
+        for buf in self.buffers.values():
+            buf.close()
+        self.buffers = {}

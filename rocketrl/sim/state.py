@@ -1,0 +1,160 @@
+"""Batched game state: what every engine hands to the game layer, and what a reset asks of it.
+
+Shapes use A = arenas, C = cars per arena (blue cars first, then orange), P = 34 boost pads.
+Units are Rocket League units: positions in uu, velocities in uu/s, angular velocities in rad/s,
+boost in [0, 100], timers in seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import torch
+
+from rocketrl.sim.arena import ORANGE_TEAM
+
+
+@dataclass
+class BatchState:
+    """The state of A arenas after a step, as tensors on one device.
+
+    Physics fields are float32. Flags are bool. Events describe what happened during the last
+    step (all `tick_skip` ticks of it) and are all-false right after a reset.
+    """
+
+    ball_pos: torch.Tensor
+    """(A, 3) ball centre, uu."""
+    ball_vel: torch.Tensor
+    """(A, 3) uu/s."""
+    ball_ang_vel: torch.Tensor
+    """(A, 3) rad/s."""
+    car_pos: torch.Tensor
+    """(A, C, 3) uu."""
+    car_vel: torch.Tensor
+    """(A, C, 3) uu/s."""
+    car_ang_vel: torch.Tensor
+    """(A, C, 3) rad/s."""
+    car_forward: torch.Tensor
+    """(A, C, 3) unit vector the car's nose points along."""
+    car_up: torch.Tensor
+    """(A, C, 3) unit vector out of the car's roof."""
+    car_boost: torch.Tensor
+    """(A, C) boost amount in [0, 100]."""
+    car_on_ground: torch.Tensor
+    """(A, C) bool: wheels touching a surface."""
+    car_has_jump: torch.Tensor
+    """(A, C) bool: the first jump is available."""
+    car_has_flip: torch.Tensor
+    """(A, C) bool: a dodge or double jump is available (they share one charge in Rocket League)."""
+    car_demolished: torch.Tensor
+    """(A, C) bool: the car is demolished and waiting to respawn."""
+    car_team: torch.Tensor
+    """(A, C) int64: 0 blue, 1 orange."""
+    pad_active: torch.Tensor
+    """(A, P) bool: the boost pad can be picked up."""
+    pad_timer: torch.Tensor
+    """(A, P) seconds until an inactive pad comes back; 0 when active."""
+    blue_score: torch.Tensor
+    """(A,) int64 goals blue has scored since the arena was built."""
+    orange_score: torch.Tensor
+    """(A,) int64."""
+    goal_scored: torch.Tensor
+    """(A,) int64 event: -1 no goal this step, 0 blue scored, 1 orange scored."""
+    car_touched_ball: torch.Tensor
+    """(A, C) bool event: the car hit the ball this step."""
+    car_was_demolished: torch.Tensor
+    """(A, C) bool event: the car was demolished this step."""
+    car_demolitions: torch.Tensor
+    """(A, C) int64 event: demolitions the car made this step."""
+    car_boost_pickups: torch.Tensor
+    """(A, C) int64 event: boost pads the car picked up this step."""
+    ball_last_touch: torch.Tensor
+    """(A,) int64 index of the car that touched the ball last, -1 if none since the reset."""
+
+    @property
+    def num_arenas(self) -> int:
+        return self.ball_pos.shape[0]
+
+    @property
+    def num_cars(self) -> int:
+        return self.car_pos.shape[1]
+
+    @property
+    def device(self) -> torch.device:
+        return self.ball_pos.device
+
+    def car_is_orange(self) -> torch.Tensor:
+        """(A, C) bool."""
+        return self.car_team == ORANGE_TEAM
+
+    def index(self, arenas: torch.Tensor) -> BatchState:
+        """The state of a subset of arenas (a bool mask or an index tensor), as new tensors."""
+        return BatchState(**{f.name: getattr(self, f.name)[arenas] for f in fields(self)})
+
+    def clone(self) -> BatchState:
+        return BatchState(**{f.name: getattr(self, f.name).clone() for f in fields(self)})
+
+
+@dataclass
+class ResetState:
+    """A state to put K arenas into. Engines also fill pads active, jumps available, scores kept.
+
+    car_rotation holds Euler angles (pitch, yaw, roll) in radians, applied yaw, then pitch, then roll.
+    """
+
+    ball_pos: torch.Tensor
+    """(K, 3) uu."""
+    ball_vel: torch.Tensor
+    """(K, 3) uu/s."""
+    ball_ang_vel: torch.Tensor
+    """(K, 3) rad/s."""
+    car_pos: torch.Tensor
+    """(K, C, 3) uu."""
+    car_vel: torch.Tensor
+    """(K, C, 3) uu/s."""
+    car_ang_vel: torch.Tensor
+    """(K, C, 3) rad/s."""
+    car_rotation: torch.Tensor
+    """(K, C, 3) pitch, yaw, roll in radians."""
+    car_boost: torch.Tensor
+    """(K, C) in [0, 100]."""
+
+    @property
+    def num_arenas(self) -> int:
+        return self.ball_pos.shape[0]
+
+    def validate(self, num_cars: int) -> None:
+        """Raise ValueError naming the field when a shape is wrong or a value is not finite."""
+        k = self.num_arenas
+        expected = {
+            "ball_pos": (k, 3),
+            "ball_vel": (k, 3),
+            "ball_ang_vel": (k, 3),
+            "car_pos": (k, num_cars, 3),
+            "car_vel": (k, num_cars, 3),
+            "car_ang_vel": (k, num_cars, 3),
+            "car_rotation": (k, num_cars, 3),
+            "car_boost": (k, num_cars),
+        }
+        for name, shape in expected.items():
+            value = getattr(self, name)
+            if tuple(value.shape) != shape:
+                raise ValueError(f"ResetState.{name} has shape {tuple(value.shape)}, expected {shape}")
+            if not torch.isfinite(value).all():
+                raise ValueError(f"ResetState.{name} holds NaN or inf; every value must be finite")
+        if ((self.car_boost < 0) | (self.car_boost > 100)).any():
+            raise ValueError("ResetState.car_boost must lie in [0, 100]")
+
+
+def euler_to_forward_up(rotation: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Forward and up unit vectors (..., 3) of Euler angles (..., 3) = (pitch, yaw, roll), radians.
+
+    Matches RocketSim's Angle convention: forward = (cos p cos y, cos p sin y, sin p).
+    """
+    pitch, yaw, roll = rotation.unbind(-1)
+    cp, sp = torch.cos(pitch), torch.sin(pitch)
+    cy, sy = torch.cos(yaw), torch.sin(yaw)
+    cr, sr = torch.cos(roll), torch.sin(roll)
+    forward = torch.stack([cp * cy, cp * sy, sp], dim=-1)
+    up = torch.stack([-cr * cy * sp - sr * sy, -cr * sy * sp + sr * cy, cp * cr], dim=-1)
+    return forward, up
