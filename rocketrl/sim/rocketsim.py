@@ -124,9 +124,7 @@ class RocketSimEngine:
         else:
             arrays = {key: np.zeros(shape, dtype=np.float32) for key, shape in shapes.items()}
             self._blocks = [
-                ArenaBlock(
-                    lo, hi, blue_size, orange_size, seed, arrays["state"], arrays["controls"], arrays["reset"]
-                )
+                ArenaBlock(lo, hi, blue_size, orange_size, seed, arrays["state"], arrays["controls"], arrays["reset"])
                 for lo, hi in bounds
             ]
             if stepping == "threads":

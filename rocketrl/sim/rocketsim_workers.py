@@ -96,9 +96,7 @@ class WorkerPool:
         ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
         self.conns: list[Connection] = []
         self.procs: list[mp.process.BaseProcess] = []
-        spec_buffers = {
-            key: (buf.shm.name, shape) for (key, buf), shape in zip(self.buffers.items(), shapes.values())
-        }
+        spec_buffers = {key: (buf.shm.name, shape) for (key, buf), shape in zip(self.buffers.items(), shapes.values())}
         for lo, hi in bounds:
             parent, child = ctx.Pipe()
             spec = {
