@@ -1,0 +1,167 @@
+"""BatchedEnv: engine + state setter + observations + actions + rewards + done conditions.
+
+All agents of all arenas are stepped at once as (A, C) tensors on one device. Finished arenas are
+reset automatically; the observation each finished episode ended on is handed back separately
+(`final_obs`) so a learner can bootstrap truncated episodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from rocketrl.env.actions import make_action_parser
+from rocketrl.env.config import EnvConfig, default_rewards_path
+from rocketrl.env.done import DoneConditions
+from rocketrl.env.obs import DefaultObs
+from rocketrl.env.rewards import RewardConfig, RewardFunction
+from rocketrl.env.setters import make_setter
+from rocketrl.sim.arena import TICK_TIME
+from rocketrl.sim.rocketsim import RocketSimEngine
+from rocketrl.sim.state import BatchState
+
+
+@dataclass
+class StepResult:
+    """What one BatchedEnv.step returns. A = arenas, C = cars per arena."""
+
+    obs: torch.Tensor
+    """(A, C, obs_size) observations to act on next (after auto-reset where an episode ended)."""
+    reward: torch.Tensor
+    """(A, C) rewards of the step."""
+    terminated: torch.Tensor
+    """(A,) bool: the episode ended by a goal (do not bootstrap)."""
+    truncated: torch.Tensor
+    """(A,) bool: the episode was cut by a time limit (bootstrap from final_obs)."""
+    final_obs: torch.Tensor
+    """(A, C, obs_size) the last observation of each episode that ended; equals obs elsewhere."""
+    episodes: dict[str, torch.Tensor]
+    """Statistics of the episodes that ended this step, K = number of them: 'arena' (K,),
+    'return' (K, C), 'length' (K,) steps, 'goals_blue' (K,), 'goals_orange' (K,), 'touches' (K, C)."""
+
+
+class BatchedEnv:
+    """A batch of soccar arenas as one environment over (A, C) agents."""
+
+    def __init__(self, config: EnvConfig | None = None, device: str | torch.device = "cpu", **overrides) -> None:
+        if config is None:
+            config = EnvConfig(**overrides)
+        elif overrides:
+            config = EnvConfig.from_dict({**vars(config), **overrides})
+        self.config = config
+        self.device = torch.device(device)
+        self.engine = RocketSimEngine(
+            config.num_arenas,
+            config.blue_size,
+            config.orange_size,
+            tick_skip=config.tick_skip,
+            num_workers=config.num_workers,
+            stepping=config.stepping,  # type: ignore[arg-type]
+            device=self.device,
+            seed=config.seed,
+        )
+        self.num_arenas = config.num_arenas
+        self.num_cars = config.blue_size + config.orange_size
+        self.obs_builder = DefaultObs(config.blue_size, config.orange_size, self.device)
+        self.obs_size = self.obs_builder.size
+        self.action_parser = make_action_parser(config.action, self.device)
+        self.setter = make_setter(config.state_setter, config.blue_size, config.orange_size)
+        rewards_path = config.rewards if config.rewards is not None else default_rewards_path()
+        self.reward_fn = RewardFunction(RewardConfig.from_yaml(rewards_path), config.blue_size, config.orange_size)
+        self.done = DoneConditions(
+            config.num_arenas,
+            step_seconds=config.tick_skip * TICK_TIME,
+            episode_seconds=config.episode_seconds,
+            no_touch_seconds=config.no_touch_seconds,
+            device=self.device,
+        )
+        self.generator = torch.Generator().manual_seed(config.seed)
+        a, n = self.num_arenas, self.num_cars
+        self.prev_controls = torch.zeros(a, n, 8, device=self.device)
+        self.episode_return = torch.zeros(a, n, device=self.device)
+        self.episode_touches = torch.zeros(a, n, dtype=torch.long, device=self.device)
+        self.episode_goals = torch.zeros(a, 2, dtype=torch.long, device=self.device)
+        self._obs: torch.Tensor | None = None
+
+    @property
+    def state(self) -> BatchState:
+        return self.engine.state
+
+    def seed(self, seed: int) -> None:
+        """Reseed the reset generator (takes effect at the next reset)."""
+        self.generator.manual_seed(seed)
+
+    def reset(self) -> torch.Tensor:
+        """Reset every arena with the state setter; returns observations (A, C, obs_size)."""
+        everything = torch.ones(self.num_arenas, dtype=torch.bool, device=self.device)
+        self._reset_arenas(everything)
+        self._obs = self.obs_builder.build(self.engine.state, self.prev_controls)
+        return self._obs
+
+    def step(self, actions: torch.Tensor) -> StepResult:
+        """Apply actions for every car: indices (A, C) for discrete, (A, C, 8) for continuous."""
+        if self._obs is None:
+            raise RuntimeError("call BatchedEnv.reset() before step()")
+        if self.config.validate_actions:
+            controls = self.action_parser.parse(actions.to(self.device), self.num_arenas, self.num_cars)
+        else:
+            controls = self._parse_unchecked(actions)
+        prev_state = self.engine.state
+        state = self.engine.step(controls)
+        self.prev_controls = controls
+        reward = self.reward_fn(prev_state, state)
+        terminated, truncated = self.done.update(state)
+        self.episode_return += reward
+        self.episode_touches += state.car_touched_ball.long()
+        scored = state.goal_scored
+        self.episode_goals[:, 0] += (scored == 0).long()
+        self.episode_goals[:, 1] += (scored == 1).long()
+
+        obs = self.obs_builder.build(state, controls)
+        done = terminated | truncated
+        episodes: dict[str, torch.Tensor] = {}
+        final_obs = obs
+        if bool(done.any()):
+            final_obs = obs.clone()
+            episodes = self._episode_stats(done)
+            self._reset_arenas(done)
+            fresh = self.obs_builder.build(self.engine.state.index(done), self.prev_controls[done])
+            obs = obs.clone()
+            obs[done] = fresh
+        self._obs = obs
+        return StepResult(obs, reward, terminated, truncated, final_obs, episodes)
+
+    def _parse_unchecked(self, actions: torch.Tensor) -> torch.Tensor:
+        parser = self.action_parser
+        if parser.kind == "discrete":
+            return parser.table[actions.reshape(self.num_arenas, self.num_cars).long()]
+        return torch.cat([actions[..., :5].clamp(-1, 1), (actions[..., 5:] > 0).float()], dim=-1)
+
+    def _episode_stats(self, done: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {
+            "arena": torch.nonzero(done).flatten(),
+            "return": self.episode_return[done].clone(),
+            "length": self.done.steps[done].clone(),
+            "goals_blue": self.episode_goals[done, 0].clone(),
+            "goals_orange": self.episode_goals[done, 1].clone(),
+            "touches": self.episode_touches[done].clone(),
+        }
+
+    def _reset_arenas(self, mask: torch.Tensor) -> None:
+        self.engine.reset(mask.cpu(), lambda k: self.setter(k, self.generator))
+        self.done.reset(mask)
+        keep = (~mask).view(-1, 1)
+        self.prev_controls = self.prev_controls * keep.unsqueeze(-1)
+        self.episode_return = self.episode_return * keep
+        self.episode_touches = self.episode_touches * keep
+        self.episode_goals = self.episode_goals * keep
+
+    def close(self) -> None:
+        self.engine.close()
+
+    def __enter__(self) -> BatchedEnv:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,64 @@
+"""EnvConfig: every setting of a BatchedEnv, typed, with a one-line doc per field."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from importlib import resources
+from pathlib import Path
+
+from rocketrl.sim.arena import DEFAULT_TICK_SKIP
+
+
+def default_rewards_path() -> Path:
+    """configs/rewards.yaml shipped inside the package."""
+    return Path(str(resources.files("rocketrl") / "configs" / "rewards.yaml"))
+
+
+@dataclass
+class EnvConfig:
+    """Settings of a BatchedEnv."""
+
+    num_arenas: int = 16
+    """Arenas simulated side by side."""
+    blue_size: int = 1
+    """Cars on the blue team, 1 to 3."""
+    orange_size: int = 1
+    """Cars on the orange team, 0 to 3 (asymmetric sizes allowed)."""
+    tick_skip: int = DEFAULT_TICK_SKIP
+    """Physics ticks per step (120 ticks per second); actions repeat for this many ticks."""
+    engine: str = "rocketsim"
+    """Physics engine: 'rocketsim'."""
+    stepping: str = "processes"
+    """How RocketSim arenas are stepped: processes, threads, multi_step or serial."""
+    num_workers: int | None = None
+    """Worker processes or threads for stepping; None uses every CPU core."""
+    action: str = "discrete"
+    """'discrete' (90-entry lookup table) or 'continuous' (Box(8))."""
+    state_setter: dict[str, float] = field(default_factory=lambda: {"kickoff": 0.7, "random": 0.3})
+    """Mix of reset states by weight: kickoff and/or random."""
+    episode_seconds: float = 300.0
+    """Truncate an episode after this much game time (0 disables)."""
+    no_touch_seconds: float = 30.0
+    """Truncate an episode when nobody touched the ball for this long (0 disables)."""
+    rewards: str | None = None
+    """Path of a rewards YAML file; None uses the packaged configs/rewards.yaml."""
+    validate_actions: bool = True
+    """Check every action batch (shape, NaN, range) before it reaches the engine."""
+    seed: int = 0
+    """Seed of resets and of the engine's first kickoffs."""
+
+    def __post_init__(self) -> None:
+        if self.num_arenas < 1:
+            raise ValueError(f"env.num_arenas={self.num_arenas}: must be at least 1")
+        if self.engine != "rocketsim":
+            raise ValueError(f"env.engine={self.engine!r}: the available engine is 'rocketsim'")
+        if self.action not in ("discrete", "continuous"):
+            raise ValueError(f"env.action={self.action!r}: choose 'discrete' or 'continuous'")
+
+    @classmethod
+    def from_dict(cls, data: dict) -> EnvConfig:
+        allowed = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - allowed)
+        if unknown:
+            raise ValueError(f"env.{unknown[0]} is not an env setting; allowed: {', '.join(sorted(allowed))}")
+        return cls(**data)

@@ -1,0 +1,144 @@
+"""Observation builder: 180 floats per agent, padded for up to 3v3, mirrored for orange.
+
+Every agent sees the field from the blue side: for an orange agent every vector is rotated by pi
+about z (x -> -x, y -> -y) and the boost pads are listed in mirrored order, so one policy plays
+both sides. Layout of one agent's observation (index ranges, scaled to about unit range):
+
+    0:9      ball: position, velocity (/ 2300), angular velocity (/ 6)
+    9:17     this car's previous controls: throttle, steer, pitch, yaw, roll, jump, boost, handbrake
+    17:51    boost pads active (34), in the agent's (mirrored) pad order
+    51:80    this car (29): position, velocity (/ 2300), angular velocity (/ 5.5), forward, up,
+             boost (/ 100), on ground, has jump, has flip, demolished,
+             ball - car position, ball - car velocity (/ 2300), opponent goal - car position (/ 2300)
+    80:180   five other cars, 20 floats each: up to 2 teammates, then up to 3 opponents, in car
+             order; empty slots are all zero. Each: other - this position, other - this velocity
+             (/ 2300), other's velocity (/ 2300), forward, up, boost (/ 100), on ground, has flip,
+             demolished, present (1)
+"""
+
+from __future__ import annotations
+
+import torch
+
+from rocketrl.sim.arena import BACK_WALL_Y, GOAL_HEIGHT, MAX_TEAM_SIZE, NUM_BOOST_PADS
+from rocketrl.sim.state import BatchState
+
+POS_SCALE = 1.0 / 2300.0
+VEL_SCALE = 1.0 / 2300.0
+BALL_ANG_VEL_SCALE = 1.0 / 6.0
+CAR_ANG_VEL_SCALE = 1.0 / 5.5
+BOOST_SCALE = 1.0 / 100.0
+
+BALL_SIZE = 9
+CONTROLS_SIZE = 8
+SELF_SIZE = 29
+OTHER_SIZE = 20
+MAX_TEAMMATES = MAX_TEAM_SIZE - 1
+MAX_OPPONENTS = MAX_TEAM_SIZE
+OBS_SIZE = BALL_SIZE + CONTROLS_SIZE + NUM_BOOST_PADS + SELF_SIZE + (MAX_TEAMMATES + MAX_OPPONENTS) * OTHER_SIZE
+assert OBS_SIZE == 180
+
+_PADS_START = BALL_SIZE + CONTROLS_SIZE
+_SELF_START = _PADS_START + NUM_BOOST_PADS
+_OTHERS_START = _SELF_START + SELF_SIZE
+
+
+def _vector_slots() -> list[int]:
+    """Start indices of every 3-vector in the layout (they flip x and y for orange)."""
+    slots = [0, 3, 6]
+    slots += [_SELF_START + 3 * i for i in range(5)]  # pos, vel, ang_vel, forward, up
+    slots += [_SELF_START + 20 + 3 * i for i in range(3)]  # ball rel pos, ball rel vel, goal rel pos
+    for j in range(MAX_TEAMMATES + MAX_OPPONENTS):
+        base = _OTHERS_START + OTHER_SIZE * j
+        slots += [base + 3 * i for i in range(5)]  # rel pos, rel vel, vel, forward, up
+    return slots
+
+
+class DefaultObs:
+    """Builds (A, C, 180) observations from a BatchState and the previous controls (A, C, 8)."""
+
+    size = OBS_SIZE
+
+    def __init__(self, blue_size: int, orange_size: int, device: torch.device | str = "cpu") -> None:
+        self.blue_size = blue_size
+        self.orange_size = orange_size
+        n = blue_size + orange_size
+        self.num_cars = n
+        device = torch.device(device)
+        team = [0] * blue_size + [1] * orange_size
+        # others[c] lists, for agent c, the car index shown in each of the 5 slots (n = empty slot).
+        others = torch.full((n, MAX_TEAMMATES + MAX_OPPONENTS), n, dtype=torch.long)
+        for c in range(n):
+            mates = [o for o in range(n) if o != c and team[o] == team[c]]
+            opponents = [o for o in range(n) if team[o] != team[c]]
+            others[c, : len(mates)] = torch.tensor(mates, dtype=torch.long)
+            others[c, MAX_TEAMMATES : MAX_TEAMMATES + len(opponents)] = torch.tensor(opponents, dtype=torch.long)
+        self._others = others.to(device)
+        self._is_orange = torch.tensor(team, dtype=torch.bool, device=device)
+        flip = torch.ones(OBS_SIZE)
+        for s in _vector_slots():
+            flip[s : s + 2] = -1.0
+        self._flip = flip.to(device)
+        self._pad_mirror = torch.arange(NUM_BOOST_PADS - 1, -1, -1, device=device) + _PADS_START
+        goals = torch.tensor([[0.0, BACK_WALL_Y, GOAL_HEIGHT / 2], [0.0, -BACK_WALL_Y, GOAL_HEIGHT / 2]])
+        self._opponent_goal = goals[torch.tensor(team)].to(device)  # (C, 3) world frame
+
+    def build(self, state: BatchState, prev_controls: torch.Tensor) -> torch.Tensor:
+        """Observations (A, C, 180) for every car, each in its own team's frame."""
+        a, n = state.num_arenas, self.num_cars
+        car_pos, car_vel = state.car_pos, state.car_vel
+        ball_pos = state.ball_pos.unsqueeze(1)  # (A, 1, 3)
+        ball_vel = state.ball_vel.unsqueeze(1)
+        ball = torch.cat(
+            [state.ball_pos * POS_SCALE, state.ball_vel * VEL_SCALE, state.ball_ang_vel * BALL_ANG_VEL_SCALE], dim=-1
+        )
+        flags = torch.stack(
+            [state.car_on_ground, state.car_has_jump, state.car_has_flip, state.car_demolished], dim=-1
+        ).float()
+        self_part = torch.cat(
+            [
+                car_pos * POS_SCALE,
+                car_vel * VEL_SCALE,
+                state.car_ang_vel * CAR_ANG_VEL_SCALE,
+                state.car_forward,
+                state.car_up,
+                (state.car_boost * BOOST_SCALE).unsqueeze(-1),
+                flags,
+                (ball_pos - car_pos) * POS_SCALE,
+                (ball_vel - car_vel) * VEL_SCALE,
+                (self._opponent_goal - car_pos) * POS_SCALE,
+            ],
+            dim=-1,
+        )
+        # Other cars: gather each agent's 5 slots from a car table with one extra all-zero row.
+        pad_row = torch.zeros(a, 1, 3, device=car_pos.device)
+        pos_t = torch.cat([car_pos, pad_row], dim=1)
+        vel_t = torch.cat([car_vel, pad_row], dim=1)
+        car_table = torch.cat(
+            [
+                car_vel * VEL_SCALE,
+                state.car_forward,
+                state.car_up,
+                (state.car_boost * BOOST_SCALE).unsqueeze(-1),
+                flags[..., [0, 2, 3]],
+                torch.ones(a, n, 1, device=car_pos.device),
+            ],
+            dim=-1,
+        )
+        car_table = torch.cat([car_table, torch.zeros(a, 1, car_table.shape[-1], device=car_pos.device)], dim=1)
+        slots = self._others  # (C, 5)
+        present = (slots < n).float().unsqueeze(-1)  # (C, 5, 1)
+        rel_pos = (pos_t[:, slots] - car_pos.unsqueeze(2)) * POS_SCALE * present  # (A, C, 5, 3)
+        rel_vel = (vel_t[:, slots] - car_vel.unsqueeze(2)) * VEL_SCALE * present
+        others = torch.cat([rel_pos, rel_vel, car_table[:, slots]], dim=-1).reshape(a, n, -1)
+        pads = state.pad_active.float().unsqueeze(1).expand(a, n, NUM_BOOST_PADS)
+        obs = torch.cat([ball.unsqueeze(1).expand(a, n, BALL_SIZE), prev_controls, pads, self_part, others], dim=-1)
+        return self._mirror_orange(obs)
+
+    def _mirror_orange(self, obs: torch.Tensor) -> torch.Tensor:
+        """Rotate orange agents' observations by pi about z: flip x, y of vectors, reverse the pads."""
+        if not bool(self._is_orange.any()):
+            return obs
+        mirrored = obs * self._flip
+        mirrored[..., _PADS_START : _PADS_START + NUM_BOOST_PADS] = obs[..., self._pad_mirror]
+        return torch.where(self._is_orange.view(1, -1, 1), mirrored, obs)

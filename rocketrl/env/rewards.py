@@ -1,0 +1,238 @@
+"""Reward terms: pure batched functions of (previous state, state) -> (A, C) per-car rewards.
+
+Each term is unweighted and roughly in [-1, 1] per step; `RewardFunction` weights them with the
+values in configs/rewards.yaml, applies team spirit and zero-sum, and keeps each term's mean of the
+last step for logging.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from rocketrl.sim.arena import (
+    BACK_WALL_Y,
+    BALL_MAX_SPEED,
+    BALL_RADIUS,
+    BOOST_MAX,
+    CAR_MAX_SPEED,
+    CEILING_Z,
+    GOAL_HALF_WIDTH,
+    GOAL_HEIGHT,
+    ORANGE_TEAM,
+)
+from rocketrl.sim.state import BatchState
+
+RewardTerm = Callable[[BatchState, BatchState], torch.Tensor]
+
+
+def _unit(v: torch.Tensor) -> torch.Tensor:
+    return v / v.norm(dim=-1, keepdim=True).clamp_min(1e-6)
+
+
+def _team_sign(state: BatchState) -> torch.Tensor:
+    """(A, C) +1 for blue cars, -1 for orange: the direction of the opponent goal along y."""
+    return 1.0 - 2.0 * (state.car_team == ORANGE_TEAM).float()
+
+
+def opponent_goal(state: BatchState) -> torch.Tensor:
+    """(A, C, 3) centre of the goal each car attacks."""
+    goal = torch.zeros(*state.car_team.shape, 3, device=state.device)
+    goal[..., 1] = BACK_WALL_Y * _team_sign(state)
+    goal[..., 2] = GOAL_HEIGHT / 2
+    return goal
+
+
+def ball_on_target(ball_pos: torch.Tensor, ball_vel: torch.Tensor, goal_sign: torch.Tensor) -> torch.Tensor:
+    """(A, C) bool: the ball's straight-line path crosses the goal line at y = goal_sign * 5120
+    inside the goal mouth. ball_pos, ball_vel (A, 3); goal_sign (A, C) of +-1."""
+    vy = ball_vel[:, 1].unsqueeze(1)
+    distance = goal_sign * BACK_WALL_Y - ball_pos[:, 1].unsqueeze(1)
+    heading = (vy * goal_sign) > 1.0
+    t = distance / torch.where(heading, vy, torch.ones_like(vy))
+    x = ball_pos[:, 0].unsqueeze(1) + ball_vel[:, 0].unsqueeze(1) * t
+    z = ball_pos[:, 2].unsqueeze(1) + ball_vel[:, 2].unsqueeze(1) * t
+    inside = (x.abs() < GOAL_HALF_WIDTH - BALL_RADIUS) & (z < GOAL_HEIGHT - BALL_RADIUS) & (z > 0)
+    return heading & (t > 0) & inside
+
+
+# ----------------------------------------------------------------------------------------- terms
+def goal(prev: BatchState, state: BatchState) -> torch.Tensor:
+    """+1 to every car of the team that scored this step, -1 to every car of the team conceding."""
+    scored = state.goal_scored.unsqueeze(1)  # (A, 1): -1 none, else scoring team
+    own = (scored == state.car_team).float()
+    conceded = ((scored >= 0) & (scored != state.car_team)).float()
+    return own - conceded
+
+
+def touch(prev: BatchState, state: BatchState) -> torch.Tensor:
+    """1 for each car that touched the ball this step."""
+    return state.car_touched_ball.float()
+
+
+def velocity_player_to_ball(prev: BatchState, state: BatchState) -> torch.Tensor:
+    """Car velocity along the direction to the ball, / 2300: in [-1, 1]."""
+    direction = _unit(state.ball_pos.unsqueeze(1) - state.car_pos)
+    return (state.car_vel * direction).sum(-1) / CAR_MAX_SPEED
+
+
+def velocity_ball_to_goal(prev: BatchState, state: BatchState) -> torch.Tensor:
+    """Ball velocity along the direction to the goal each car attacks, / 6000: in [-1, 1]."""
+    direction = _unit(opponent_goal(state) - state.ball_pos.unsqueeze(1))
+    return (state.ball_vel.unsqueeze(1) * direction).sum(-1) / BALL_MAX_SPEED
+
+
+def face_ball(prev: BatchState, state: BatchState) -> torch.Tensor:
+    """Cosine between the car's forward vector and the direction to the ball."""
+    direction = _unit(state.ball_pos.unsqueeze(1) - state.car_pos)
+    return (state.car_forward * direction).sum(-1)
+
+
+def boost_pickup(prev: BatchState, state: BatchState) -> torch.Tensor:
+    """Boost gained this step, / 100 (spending boost is not penalised)."""
+    return (state.car_boost - prev.car_boost).clamp_min(0.0) / BOOST_MAX
+
+
+def boost_held(prev: BatchState, state: BatchState) -> torch.Tensor:
+    """sqrt(boost / 100): values the first units of boost most."""
+    return torch.sqrt((state.car_boost / BOOST_MAX).clamp(0.0, 1.0))
+
+
+def demolition(prev: BatchState, state: BatchState) -> torch.Tensor:
+    """Demolitions the car made this step, minus 1 if it was demolished."""
+    return state.car_demolitions.float() - state.car_was_demolished.float()
+
+
+def aerial_touch_height(prev: BatchState, state: BatchState) -> torch.Tensor:
+    """For a touch made with no wheels on the ground: ball height / 2044."""
+    airborne_touch = state.car_touched_ball & ~state.car_on_ground
+    return airborne_touch.float() * (state.ball_pos[:, 2] / CEILING_Z).unsqueeze(1)
+
+
+def shot(prev: BatchState, state: BatchState) -> torch.Tensor:
+    """1 for a touch that puts the ball on target at the opponent goal when it was not before."""
+    sign = _team_sign(state)
+    now = ball_on_target(state.ball_pos, state.ball_vel, sign)
+    before = ball_on_target(prev.ball_pos, prev.ball_vel, sign)
+    return (state.car_touched_ball & now & ~before).float()
+
+
+def save(prev: BatchState, state: BatchState) -> torch.Tensor:
+    """1 for a touch that takes the ball off a path into the car's own goal."""
+    sign = -_team_sign(state)
+    before = ball_on_target(prev.ball_pos, prev.ball_vel, sign)
+    now = ball_on_target(state.ball_pos, state.ball_vel, sign)
+    return (state.car_touched_ball & before & ~now).float()
+
+
+REWARD_TERMS: dict[str, RewardTerm] = {
+    "goal": goal,
+    "touch": touch,
+    "velocity_player_to_ball": velocity_player_to_ball,
+    "velocity_ball_to_goal": velocity_ball_to_goal,
+    "face_ball": face_ball,
+    "boost_pickup": boost_pickup,
+    "boost_held": boost_held,
+    "demolition": demolition,
+    "aerial_touch_height": aerial_touch_height,
+    "shot": shot,
+    "save": save,
+}
+
+SPARSE_TERMS = ("goal",)
+
+
+# ----------------------------------------------------------------------------------------- config
+@dataclass
+class RewardConfig:
+    """Weights of the reward terms and how rewards are shared between cars."""
+
+    weights: dict[str, float] = field(default_factory=lambda: {"goal": 10.0, "touch": 0.5})
+    """Weight of each term by name; terms not listed have weight 0."""
+    mode: str = "dense"
+    """'dense' uses every weighted term; 'sparse' keeps only the goal reward."""
+    team_spirit: float = 0.0
+    """Share of the team's mean reward each car receives: r = (1 - s) r_own + s mean_team(r)."""
+    zero_sum: bool = False
+    """Subtract the mean reward of the opposing team from each car's reward."""
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.weights) - set(REWARD_TERMS))
+        if unknown:
+            raise ValueError(
+                f"rewards.weights.{unknown[0]} is not a reward term; known terms: {', '.join(REWARD_TERMS)}"
+            )
+        for name, weight in self.weights.items():
+            if not isinstance(weight, (int, float)) or isinstance(weight, bool):
+                raise ValueError(f"rewards.weights.{name} must be a number, got {weight!r}")
+        if self.mode not in ("dense", "sparse"):
+            raise ValueError(f"rewards.mode={self.mode!r}: choose 'dense' or 'sparse'")
+        if not 0.0 <= self.team_spirit <= 1.0:
+            raise ValueError(f"rewards.team_spirit={self.team_spirit}: must lie in [0, 1]")
+
+    @classmethod
+    def from_dict(cls, data: dict) -> RewardConfig:
+        allowed = {"weights", "mode", "team_spirit", "zero_sum"}
+        unknown = sorted(set(data) - allowed)
+        if unknown:
+            raise ValueError(f"rewards.{unknown[0]} is not a reward setting; allowed: {', '.join(sorted(allowed))}")
+        return cls(**data)
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> RewardConfig:
+        import yaml
+
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle) or {}
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: expected a mapping of reward settings at the top level")
+        return cls.from_dict(data)
+
+
+class RewardFunction:
+    """Weighted sum of reward terms with team spirit and zero-sum, over (A, C) cars."""
+
+    def __init__(self, config: RewardConfig, blue_size: int, orange_size: int) -> None:
+        self.config = config
+        names = SPARSE_TERMS if config.mode == "sparse" else tuple(config.weights)
+        self.names = tuple(name for name in names if config.weights.get(name, 0.0) != 0.0)
+        self.terms = [REWARD_TERMS[name] for name in self.names]
+        self.weights = [float(config.weights[name]) for name in self.names]
+        self.blue_size = blue_size
+        self.orange_size = orange_size
+        self.last_term_means: torch.Tensor | None = None
+        """(num_terms,) mean over all cars of each unweighted term at the last call."""
+
+    def __call__(self, prev: BatchState, state: BatchState) -> torch.Tensor:
+        """Rewards (A, C) for the step that led from `prev` to `state`."""
+        a, n = state.car_pos.shape[:2]
+        total = torch.zeros(a, n, device=state.device)
+        means = []
+        for term, weight in zip(self.terms, self.weights):
+            value = term(prev, state)
+            means.append(value.mean())
+            total = total + weight * value
+        self.last_term_means = torch.stack(means) if means else torch.zeros(0, device=state.device)
+        return self.share(total)
+
+    def share(self, reward: torch.Tensor) -> torch.Tensor:
+        """Apply team spirit, then zero-sum, to per-car rewards (A, C)."""
+        b = self.blue_size
+        blue, orange = reward[:, :b], reward[:, b:]
+        s = self.config.team_spirit
+        if s > 0:
+            blue = (1 - s) * blue + s * blue.mean(1, keepdim=True)
+            if orange.shape[1]:
+                orange = (1 - s) * orange + s * orange.mean(1, keepdim=True)
+        if self.config.zero_sum and orange.shape[1]:
+            blue, orange = blue - orange.mean(1, keepdim=True), orange - blue.mean(1, keepdim=True)
+        return torch.cat([blue, orange], dim=1)
+
+    def term_means(self) -> dict[str, float]:
+        """{term: mean} of the last call, for logging (one device sync)."""
+        if self.last_term_means is None:
+            return {}
+        return dict(zip(self.names, self.last_term_means.tolist()))

@@ -1,0 +1,181 @@
+"""State setters: batched functions that make the ResetState of K arenas.
+
+A setter is called as `setter(k, generator)` and returns a ResetState with K arenas of
+blue_size + orange_size cars (blue first). Randomness comes only from the given CPU generator, so
+a seeded environment resets the same way every time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Protocol
+
+import torch
+
+from rocketrl.sim.arena import (
+    BACK_WALL_Y,
+    BALL_RADIUS,
+    BALL_REST_Z,
+    CAR_MAX_SPEED,
+    CAR_SPAWN_REST_Z,
+    CEILING_Z,
+    KICKOFF_BOOST,
+    KICKOFF_SPAWNS_BLUE,
+    SIDE_WALL_X,
+)
+from rocketrl.sim.state import ResetState
+
+
+class StateSetter(Protocol):
+    """Makes the state of K arenas."""
+
+    def __call__(self, k: int, generator: torch.Generator) -> ResetState: ...
+
+
+class KickoffSetter:
+    """The real kickoff: ball at rest on the centre spot, cars on the five kickoff spawns.
+
+    Each arena draws its own random order of the five spawns; blue car i takes spawn order[i] and
+    orange car i takes the same spawn rotated by pi about z, as in Rocket League. Boost 33.3.
+    """
+
+    def __init__(self, blue_size: int, orange_size: int) -> None:
+        self.blue_size = blue_size
+        self.orange_size = orange_size
+        self._spawns = torch.tensor(KICKOFF_SPAWNS_BLUE, dtype=torch.float32)  # (5, 3): x, y, yaw
+
+    def __call__(self, k: int, generator: torch.Generator) -> ResetState:
+        n = self.blue_size + self.orange_size
+        order = torch.argsort(torch.rand(k, len(self._spawns), generator=generator), dim=1)
+        blue = self._spawns[order[:, : self.blue_size]]  # (K, blue, 3)
+        orange = self._spawns[order[:, : self.orange_size]].clone()  # (K, orange, 3)
+        orange[..., 0:2] = -orange[..., 0:2]
+        orange[..., 2] = orange[..., 2] + math.pi
+        spawn = torch.cat([blue, orange], dim=1)
+        car_pos = torch.cat([spawn[..., 0:2], torch.full((k, n, 1), CAR_SPAWN_REST_Z)], dim=-1)
+        rotation = torch.zeros(k, n, 3)
+        rotation[..., 1] = _wrap_angle(spawn[..., 2])
+        ball_pos = torch.tensor([0.0, 0.0, BALL_REST_Z]).expand(k, 3).clone()
+        return ResetState(
+            ball_pos=ball_pos,
+            ball_vel=torch.zeros(k, 3),
+            ball_ang_vel=torch.zeros(k, 3),
+            car_pos=car_pos,
+            car_vel=torch.zeros(k, n, 3),
+            car_ang_vel=torch.zeros(k, n, 3),
+            car_rotation=rotation,
+            car_boost=torch.full((k, n), KICKOFF_BOOST),
+        )
+
+
+class RandomStateSetter:
+    """Random valid states: ball anywhere in the field with a random velocity, cars on the floor
+    at random positions and headings driving forward at a random speed, random boost."""
+
+    def __init__(
+        self,
+        blue_size: int,
+        orange_size: int,
+        max_ball_speed: float = 2000.0,
+        max_car_speed: float = CAR_MAX_SPEED,
+        max_ball_height: float = CEILING_Z - 400.0,
+    ) -> None:
+        self.blue_size = blue_size
+        self.orange_size = orange_size
+        self.max_ball_speed = max_ball_speed
+        self.max_car_speed = max_car_speed
+        self.max_ball_height = max_ball_height
+
+    def __call__(self, k: int, generator: torch.Generator) -> ResetState:
+        n = self.blue_size + self.orange_size
+        margin_x, margin_y = SIDE_WALL_X - 300.0, BACK_WALL_Y - 500.0
+
+        def uniform(*shape: int, low: float, high: float) -> torch.Tensor:
+            return low + (high - low) * torch.rand(*shape, generator=generator)
+
+        ball_pos = torch.stack(
+            [
+                uniform(k, low=-margin_x, high=margin_x),
+                uniform(k, low=-margin_y, high=margin_y),
+                uniform(k, low=BALL_RADIUS + 5.0, high=self.max_ball_height),
+            ],
+            dim=-1,
+        )
+        ball_vel = _random_directions(k, generator) * uniform(k, 1, low=0.0, high=self.max_ball_speed)
+        car_pos = torch.stack(
+            [
+                uniform(k, n, low=-margin_x, high=margin_x),
+                uniform(k, n, low=-margin_y, high=margin_y),
+                torch.full((k, n), CAR_SPAWN_REST_Z),
+            ],
+            dim=-1,
+        )
+        yaw = uniform(k, n, low=-math.pi, high=math.pi)
+        speed = uniform(k, n, low=0.0, high=self.max_car_speed)
+        car_vel = torch.stack([torch.cos(yaw) * speed, torch.sin(yaw) * speed, torch.zeros(k, n)], dim=-1)
+        rotation = torch.stack([torch.zeros(k, n), yaw, torch.zeros(k, n)], dim=-1)
+        return ResetState(
+            ball_pos=ball_pos,
+            ball_vel=ball_vel,
+            ball_ang_vel=torch.zeros(k, 3),
+            car_pos=car_pos,
+            car_vel=car_vel,
+            car_ang_vel=torch.zeros(k, n, 3),
+            car_rotation=rotation,
+            car_boost=uniform(k, n, low=0.0, high=100.0),
+        )
+
+
+class WeightedSetter:
+    """Each arena draws one of several setters with the given probabilities."""
+
+    def __init__(self, setters: Sequence[StateSetter], weights: Sequence[float]) -> None:
+        if len(setters) != len(weights) or not setters:
+            raise ValueError("WeightedSetter needs one weight per setter, and at least one setter")
+        w = torch.tensor(weights, dtype=torch.float64)
+        if (w < 0).any() or w.sum() <= 0:
+            raise ValueError(f"WeightedSetter weights {list(weights)} must be >= 0 with a positive sum")
+        self.setters = list(setters)
+        self.probs = (w / w.sum()).float()
+
+    def __call__(self, k: int, generator: torch.Generator) -> ResetState:
+        choice = torch.multinomial(self.probs, k, replacement=True, generator=generator)
+        parts = {i: self.setters[i](int((choice == i).sum()), generator) for i in choice.unique().tolist()}
+        out = None
+        for i, part in parts.items():
+            rows = torch.nonzero(choice == i).flatten()
+            if out is None:
+                out = ResetState(**{name: _empty_like(value, k) for name, value in vars(part).items()})
+            for name, value in vars(part).items():
+                getattr(out, name)[rows] = value
+        assert out is not None
+        return out
+
+
+def make_setter(name_to_weight: dict[str, float], blue_size: int, orange_size: int) -> StateSetter:
+    """Build a setter from a {'kickoff': w, 'random': w} mix (a single entry gives that setter)."""
+    known = {"kickoff": KickoffSetter, "random": RandomStateSetter}
+    unknown = sorted(set(name_to_weight) - set(known))
+    if unknown:
+        raise ValueError(f"state setter {unknown[0]!r} is unknown; choose from {', '.join(known)}")
+    active = {name: w for name, w in name_to_weight.items() if w > 0}
+    if not active:
+        raise ValueError("state_setter needs at least one setter with a positive weight, e.g. {kickoff: 1.0}")
+    setters = [known[name](blue_size, orange_size) for name in active]
+    if len(setters) == 1:
+        return setters[0]
+    return WeightedSetter(setters, list(active.values()))
+
+
+def _random_directions(k: int, generator: torch.Generator) -> torch.Tensor:
+    v = torch.randn(k, 3, generator=generator)
+    return v / v.norm(dim=-1, keepdim=True).clamp_min(1e-6)
+
+
+def _wrap_angle(angle: torch.Tensor) -> torch.Tensor:
+    return torch.remainder(angle + math.pi, 2 * math.pi) - math.pi
+
+
+def _empty_like(value: torch.Tensor, k: int) -> torch.Tensor:
+    return torch.zeros((k, *value.shape[1:]), dtype=value.dtype)
