@@ -76,10 +76,14 @@ class DefaultObs:
         self._others = others.to(device)
         self._is_orange = torch.tensor(team, dtype=torch.bool, device=device)
         flip = torch.ones(OBS_SIZE)
-        for s in _vector_slots():
-            flip[s : s + 2] = -1.0
-        self._flip = flip.to(device)
-        self._pad_mirror = torch.arange(NUM_BOOST_PADS - 1, -1, -1, device=device) + _PADS_START
+        for start in _vector_slots():
+            flip[start : start + 2] = -1.0
+        # Per-agent sign (C, 180): all ones for blue, x and y of every vector negated for orange.
+        self._sign = torch.where(self._is_orange.cpu().view(-1, 1), flip, torch.ones(OBS_SIZE)).to(device)
+        # Per-agent pad order (C, 34): orange agents list the pads in mirrored order (pad i <-> 33 - i).
+        forward = torch.arange(NUM_BOOST_PADS)
+        pad_order = torch.stack([forward.flip(0) if orange else forward for orange in team])
+        self._pad_order = pad_order.to(device)
         goals = torch.tensor([[0.0, BACK_WALL_Y, GOAL_HEIGHT / 2], [0.0, -BACK_WALL_Y, GOAL_HEIGHT / 2]])
         self._opponent_goal = goals[torch.tensor(team)].to(device)  # (C, 3) world frame
 
@@ -131,14 +135,7 @@ class DefaultObs:
         rel_pos = (pos_t[:, slots] - car_pos.unsqueeze(2)) * POS_SCALE * present  # (A, C, 5, 3)
         rel_vel = (vel_t[:, slots] - car_vel.unsqueeze(2)) * VEL_SCALE * present
         others = torch.cat([rel_pos, rel_vel, car_table[:, slots]], dim=-1).reshape(a, n, -1)
-        pads = state.pad_active.float().unsqueeze(1).expand(a, n, NUM_BOOST_PADS)
+        pads = state.pad_active.float()[:, self._pad_order]  # (A, C, 34) in each agent's pad order
         obs = torch.cat([ball.unsqueeze(1).expand(a, n, BALL_SIZE), prev_controls, pads, self_part, others], dim=-1)
-        return self._mirror_orange(obs)
-
-    def _mirror_orange(self, obs: torch.Tensor) -> torch.Tensor:
-        """Rotate orange agents' observations by pi about z: flip x, y of vectors, reverse the pads."""
-        if not bool(self._is_orange.any()):
-            return obs
-        mirrored = obs * self._flip
-        mirrored[..., _PADS_START : _PADS_START + NUM_BOOST_PADS] = obs[..., self._pad_mirror]
-        return torch.where(self._is_orange.view(1, -1, 1), mirrored, obs)
+        # Orange agents see the field rotated by pi about z: negate x and y of every vector.
+        return obs * self._sign

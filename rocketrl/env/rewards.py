@@ -112,19 +112,40 @@ def aerial_touch_height(prev: BatchState, state: BatchState) -> torch.Tensor:
     return airborne_touch.float() * (state.ball_pos[:, 2] / CEILING_Z).unsqueeze(1)
 
 
+_TARGET_CACHE: list[tuple[BatchState, torch.Tensor]] = []
+
+
+def _on_target_both(state: BatchState) -> torch.Tensor:
+    """(A, 2) bool: ball on target at the orange goal (+y) and at the blue goal (-y).
+
+    Shot and save need it for the previous and the current state; the last two are memoised.
+    """
+    for cached_state, value in _TARGET_CACHE:
+        if cached_state is state:
+            return value
+    signs = torch.tensor([[1.0, -1.0]], device=state.device).expand(state.num_arenas, 2)
+    value = ball_on_target(state.ball_pos, state.ball_vel, signs)
+    _TARGET_CACHE.append((state, value))
+    del _TARGET_CACHE[:-2]
+    return value
+
+
+def _on_target_at(state: BatchState, attacking: bool) -> torch.Tensor:
+    """(A, C) bool: ball on target at the goal each car attacks (or defends, attacking=False)."""
+    both = _on_target_both(state)
+    toward_orange_goal = (state.car_team != ORANGE_TEAM) == attacking  # (A, C)
+    return torch.where(toward_orange_goal, both[:, 0:1], both[:, 1:2])
+
+
 def shot(prev: BatchState, state: BatchState) -> torch.Tensor:
     """1 for a touch that puts the ball on target at the opponent goal when it was not before."""
-    sign = _team_sign(state)
-    now = ball_on_target(state.ball_pos, state.ball_vel, sign)
-    before = ball_on_target(prev.ball_pos, prev.ball_vel, sign)
+    now, before = _on_target_at(state, True), _on_target_at(prev, True)
     return (state.car_touched_ball & now & ~before).float()
 
 
 def save(prev: BatchState, state: BatchState) -> torch.Tensor:
     """1 for a touch that takes the ball off a path into the car's own goal."""
-    sign = -_team_sign(state)
-    before = ball_on_target(prev.ball_pos, prev.ball_vel, sign)
-    now = ball_on_target(state.ball_pos, state.ball_vel, sign)
+    before, now = _on_target_at(prev, False), _on_target_at(state, False)
     return (state.car_touched_ball & before & ~now).float()
 
 
@@ -201,6 +222,7 @@ class RewardFunction:
         self.names = tuple(name for name in names if config.weights.get(name, 0.0) != 0.0)
         self.terms = [REWARD_TERMS[name] for name in self.names]
         self.weights = [float(config.weights[name]) for name in self.names]
+        self._weight_vector = torch.tensor(self.weights, dtype=torch.float32)
         self.blue_size = blue_size
         self.orange_size = orange_size
         self.last_term_means: torch.Tensor | None = None
@@ -208,14 +230,12 @@ class RewardFunction:
 
     def __call__(self, prev: BatchState, state: BatchState) -> torch.Tensor:
         """Rewards (A, C) for the step that led from `prev` to `state`."""
-        a, n = state.car_pos.shape[:2]
-        total = torch.zeros(a, n, device=state.device)
-        means = []
-        for term, weight in zip(self.terms, self.weights):
-            value = term(prev, state)
-            means.append(value.mean())
-            total = total + weight * value
-        self.last_term_means = torch.stack(means) if means else torch.zeros(0, device=state.device)
+        if not self.terms:
+            self.last_term_means = torch.zeros(0, device=state.device)
+            return torch.zeros(state.car_pos.shape[:2], device=state.device)
+        values = torch.stack([term(prev, state) for term in self.terms], dim=-1)  # (A, C, T)
+        self.last_term_means = values.mean(dim=(0, 1))
+        total = values @ self._weight_vector.to(values.device)
         return self.share(total)
 
     def share(self, reward: torch.Tensor) -> torch.Tensor:

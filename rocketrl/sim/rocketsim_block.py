@@ -90,16 +90,15 @@ class ArenaBlock:
         init_rocketsim()
         self._rs = RocketSim
         self.lo, self.hi = lo, hi
+        self.blue_size, self.orange_size = blue_size, orange_size
         self.num_cars = blue_size + orange_size
         self.layout = StateLayout(self.num_cars)
         self.arenas = []
         self.cars: list[list] = []
         for _ in range(lo, hi):
             arena = RocketSim.Arena(RocketSim.GameMode.SOCCAR)
-            cars = [arena.add_car(RocketSim.Team.BLUE) for _ in range(blue_size)]
-            cars += [arena.add_car(RocketSim.Team.ORANGE) for _ in range(orange_size)]
             self.arenas.append(arena)
-            self.cars.append(cars)
+            self.cars.append(self._add_cars(arena))
         self.car_controls = [[RocketSim.CarControls() for _ in cars] for cars in self.cars]
         self.pads = [arena.get_boost_pads() for arena in self.arenas]
         self.first_car_id = np.array([cars[0].id for cars in self.cars], dtype=np.float32)
@@ -116,6 +115,21 @@ class ArenaBlock:
         for k, arena in enumerate(self.arenas):
             arena.reset_kickoff(seed + lo + k)
         self.read_all(reset=np.ones(n, dtype=bool))
+
+    def _add_cars(self, arena: object) -> list:
+        """Add blue_size blue cars, then orange_size orange cars (so car ids follow our car order)."""
+        rs = self._rs
+        cars = [arena.add_car(rs.Team.BLUE) for _ in range(self.blue_size)]
+        return cars + [arena.add_car(rs.Team.ORANGE) for _ in range(self.orange_size)]
+
+    def _respawn_cars(self, k: int) -> None:
+        """Replace arena k's cars by new ones: RocketSim keeps physics state (wheels, suspension)
+        that CarState does not cover, so a reset with the old cars would depend on their history."""
+        arena = self.arenas[k]
+        for car in self.cars[k]:
+            arena.remove_car(car)
+        self.cars[k] = self._add_cars(arena)
+        self.first_car_id[k] = self.cars[k][0].id
 
     # ------------------------------------------------------------------------------------ step
     def step(self, ticks: int, use_multi_step: bool = False) -> None:
@@ -152,6 +166,7 @@ class ArenaBlock:
         lay, state, raw_cars = self.layout, self.state, self.raw_cars
         pads, pads_end = lay.pads, lay.pads + NUM_BOOST_PADS
         ball, ball_end = lay.ball, lay.ball + GYM_BALL_WIDTH
+        jump_held = (self.controls[:, :, 5] > 0.5).tolist()
         for k, arena in enumerate(self.arenas):
             gym = arena.get_gym_state()
             row, cars_raw = state[k], raw_cars[k]
@@ -159,7 +174,12 @@ class ArenaBlock:
             row[pads:pads_end] = gym[1][0]
             row[ball:ball_end] = gym[2][0]
             for c, car in enumerate(self.cars[k]):
-                cars_raw[c, :GYM_CAR_WIDTH] = gym[3 + c][0]
+                car_row = gym[3 + c][0]
+                cars_raw[c, :GYM_CAR_WIDTH] = car_row
+                if car_row[GC_GROUND] > 0.5 and not jump_held[k][c]:
+                    # RocketSim clears every jump flag of a car on the ground that is not jumping.
+                    cars_raw[c, GYM_CAR_WIDTH:] = 0.0
+                    continue
                 s = car.get_state()  # jump and flip flags are not in the gym state
                 cars_raw[c, GYM_CAR_WIDTH:] = (
                     s.has_jumped,
@@ -212,6 +232,7 @@ class ArenaBlock:
             ball = rs.BallState()
             ball.pos, ball.vel, ball.ang_vel = rs.Vec(*r[0:3]), rs.Vec(*r[3:6]), rs.Vec(*r[6:9])
             self.arenas[k].ball.set_state(ball)
+            self._respawn_cars(k)
             for c, car in enumerate(self.cars[k]):
                 o = RESET_BALL_WIDTH + RESET_CAR_WIDTH * c
                 cs = rs.CarState()

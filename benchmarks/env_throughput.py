@@ -1,0 +1,134 @@
+"""Environment throughput: raw RocketSim stepping against the full BatchedEnv, in one run.
+
+For 1v1 and 2v2, with 1 and 2 workers, at 256 arenas (by default), it measures
+  raw: the same arenas stepped tick_skip ticks with no readout and no env layer (arena-ticks/s),
+  env: BatchedEnv.step with random discrete actions (agent-steps/s, and the same in arena-ticks/s),
+alternating one raw step and one env step so that drift in the machine's speed hits both alike,
+and reports ratio = env rate / raw rate (target >= 0.75). It also compares the engine's stepping
+modes (serial, multi_step, threads, processes) on the engine alone. Prints one JSON object.
+
+    python benchmarks/env_throughput.py [--arenas 256] [--steps 40] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+import torch
+
+from rocketrl.env.batched import BatchedEnv
+from rocketrl.sim.rocketsim import STEPPING_MODES, RocketSimEngine
+
+
+def _median_pair(step_env, step_raw, steps: int) -> tuple[float, float]:
+    """Median seconds of one env step and one raw step, measured alternately."""
+    env_times, raw_times = [], []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        step_env()
+        t1 = time.perf_counter()
+        step_raw()
+        t2 = time.perf_counter()
+        env_times.append(t1 - t0)
+        raw_times.append(t2 - t1)
+    return statistics.median(env_times), statistics.median(raw_times)
+
+
+def bench_env(arenas: int, team_size: int, workers: int, steps: int, seed: int = 0) -> dict:
+    env = BatchedEnv(
+        num_arenas=arenas,
+        blue_size=team_size,
+        orange_size=team_size,
+        num_workers=workers,
+        stepping="processes",
+        seed=seed,
+        state_setter={"kickoff": 1.0},
+    )
+    try:
+        env.reset()
+        generator = torch.Generator().manual_seed(seed)
+        n = env.num_cars
+
+        def step_env() -> None:
+            env.step(torch.randint(0, 90, (arenas, n), generator=generator))
+
+        for _ in range(3):
+            step_env()
+            env.engine.step_raw()
+        env_s, raw_s = _median_pair(step_env, env.engine.step_raw, steps)
+    finally:
+        env.close()
+    ticks = env.config.tick_skip
+    return {
+        "team_size": f"{team_size}v{team_size}",
+        "workers": workers,
+        "arenas": arenas,
+        "raw_arena_ticks_per_s": round(arenas * ticks / raw_s),
+        "env_arena_ticks_per_s": round(arenas * ticks / env_s),
+        "env_agent_steps_per_s": round(arenas * n / env_s),
+        "ratio_env_to_raw": round(raw_s / env_s, 3),
+    }
+
+
+def bench_stepping_modes(arenas: int, workers: int, steps: int) -> list[dict]:
+    """Engine step (with readout into the BatchState) against raw stepping, for every mode."""
+    rows = []
+    controls = torch.zeros(arenas, 2, 8)
+    controls[..., 0] = 1.0  # drive forward with boost and a little steer: cars move and collide
+    controls[..., 1] = 0.3
+    controls[..., 6] = 1.0
+    for mode in STEPPING_MODES:
+        engine = RocketSimEngine(arenas, 1, 1, num_workers=workers, stepping=mode)  # type: ignore[arg-type]
+        try:
+            for _ in range(3):
+                engine.step(controls)
+            step_s, raw_s = _median_pair(lambda e=engine: e.step(controls), engine.step_raw, steps)
+        finally:
+            engine.close()
+        ticks = engine.tick_skip
+        rows.append(
+            {
+                "stepping": mode,
+                "workers": workers if mode in ("threads", "processes") else 1,
+                "engine_arena_ticks_per_s": round(arenas * ticks / step_s),
+                "raw_arena_ticks_per_s": round(arenas * ticks / raw_s),
+            }
+        )
+    best = max(rows, key=lambda r: r["engine_arena_ticks_per_s"])
+    for row in rows:
+        row["fastest"] = row is best
+    return rows
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--arenas", type=int, default=256)
+    parser.add_argument("--steps", type=int, default=40, help="measured steps per configuration")
+    parser.add_argument("--quick", action="store_true", help="32 arenas, 8 steps: a smoke run")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.arenas, args.steps = 32, 8
+    torch.set_num_threads(1)  # the env layer's tensors are small; keep cores for the simulation
+    configs = [(team, workers) for team in (1, 2) for workers in (1, 2)]
+    env_rows = [bench_env(args.arenas, team, workers, args.steps) for team, workers in configs]
+    result = {
+        "benchmark": "env_throughput",
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "torch": torch.__version__},
+        "tick_skip": 8,
+        "env": env_rows,
+        "stepping_modes": bench_stepping_modes(args.arenas, 2, args.steps),
+        "target_ratio": 0.75,
+        "min_ratio": min(row["ratio_env_to_raw"] for row in env_rows),
+    }
+    print(json.dumps(result, indent=2))
+    return result
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

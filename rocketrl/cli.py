@@ -1,0 +1,183 @@
+"""The `rocketrl` command.
+
+rocketrl sim   run batched soccar arenas with random actions and print throughput
+rocketrl info  show versions, devices and where the collision meshes are
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+
+from rocketrl import __version__
+
+
+def _team_size(text: str) -> tuple[int, int]:
+    """'2v2' -> (2, 2); '1v0' -> (1, 0)."""
+    try:
+        blue, orange = (int(part) for part in text.lower().split("v"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--team-size {text!r}: write it as BLUEvORANGE, e.g. 1v1, 2v2, 1v2") from None
+    if not 1 <= blue <= 3 or not 0 <= orange <= 3:
+        raise argparse.ArgumentTypeError(f"--team-size {text!r}: blue must be 1..3 and orange 0..3")
+    return blue, orange
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return value
+
+
+def cmd_sim(args: argparse.Namespace) -> int:
+    """Step BatchedEnv with random actions; print steps per second and what happened."""
+    import torch
+
+    from rocketrl.env.batched import BatchedEnv
+
+    torch.set_num_threads(1)
+    blue, orange = args.team_size
+    started = time.perf_counter()
+    env = BatchedEnv(
+        num_arenas=args.arenas,
+        blue_size=blue,
+        orange_size=orange,
+        num_workers=args.workers,
+        stepping=args.stepping,
+        action=args.action,
+        seed=args.seed,
+        device=args.device,
+    )
+    build_s = time.perf_counter() - started
+    generator = torch.Generator().manual_seed(args.seed)
+    a, n = env.num_arenas, env.num_cars
+    episodes = goals_blue = goals_orange = touches = 0
+    try:
+        env.reset()
+        t0 = time.perf_counter()
+        report_every = max(1, args.steps // 5)
+        for step in range(1, args.steps + 1):
+            if args.action == "discrete":
+                actions = torch.randint(0, 90, (a, n), generator=generator)
+            else:
+                actions = torch.rand(a, n, 8, generator=generator) * 2 - 1
+            result = env.step(actions)
+            touches += int(env.state.car_touched_ball.sum())
+            if result.episodes:
+                episodes += len(result.episodes["arena"])
+                goals_blue += int(result.episodes["goals_blue"].sum())
+                goals_orange += int(result.episodes["goals_orange"].sum())
+            if not args.json and (step % report_every == 0 or step == args.steps):
+                elapsed = time.perf_counter() - t0
+                print(
+                    f"step {step:>6}/{args.steps}  {step * a * n / elapsed:>10,.0f} agent-steps/s  "
+                    f"{step * a * env.config.tick_skip / elapsed:>10,.0f} arena-ticks/s",
+                    flush=True,
+                )
+        elapsed = time.perf_counter() - t0
+    finally:
+        env.close()
+    summary = {
+        "arenas": a,
+        "team_size": f"{blue}v{orange}",
+        "steps": args.steps,
+        "workers": env.engine.num_workers,
+        "stepping": args.stepping,
+        "build_seconds": round(build_s, 2),
+        "seconds": round(elapsed, 2),
+        "agent_steps_per_s": round(args.steps * a * n / elapsed),
+        "arena_ticks_per_s": round(args.steps * a * env.config.tick_skip / elapsed),
+        "game_seconds_simulated": round(args.steps * a * env.config.tick_skip / 120.0),
+        "episodes_finished": episodes,
+        "goals_blue": goals_blue,
+        "goals_orange": goals_orange,
+        "touches": touches,
+    }
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(
+            f"done: {summary['agent_steps_per_s']:,} agent-steps/s over {elapsed:.1f} s "
+            f"({summary['game_seconds_simulated']:,} s of game time), {episodes} episodes, "
+            f"goals {goals_blue}-{goals_orange}, {touches} touches"
+        )
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    """Print versions, devices and the collision meshes in use."""
+    import torch
+
+    from rocketrl.sim.meshes import CollisionMeshesNotFound, find_collision_meshes
+
+    try:
+        meshes = str(find_collision_meshes())
+    except CollisionMeshesNotFound as error:
+        meshes = f"NOT FOUND: {error}"
+    try:
+        from importlib.metadata import version
+
+        rocketsim_version = version("rocketsim")
+    except Exception:  # metadata missing in unusual installs
+        rocketsim_version = "unknown"
+    print(f"rocketrl     {__version__}")
+    print(f"python       {platform.python_version()} ({sys.executable})")
+    print(f"torch        {torch.__version__}, CUDA available: {torch.cuda.is_available()}")
+    print(f"rocketsim    {rocketsim_version}")
+    print(f"meshes       {meshes}")
+    print(f"cpu cores    {os.cpu_count()}")
+    return 0 if not meshes.startswith("NOT FOUND") else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rocketrl", description="Train Rocket League bots with reinforcement learning, fast."
+    )
+    parser.add_argument("--version", action="version", version=f"rocketrl {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    sim = sub.add_parser("sim", help="run batched arenas with random actions and print throughput")
+    sim.add_argument("--arenas", type=_positive, default=64, help="arenas side by side (default 64)")
+    sim.add_argument("--team-size", type=_team_size, default=(1, 1), help="BLUEvORANGE, e.g. 1v1, 2v2, 1v2")
+    sim.add_argument("--steps", type=_positive, default=300, help="environment steps (default 300)")
+    sim.add_argument("--workers", type=_positive, default=None, help="worker processes (default: CPU cores)")
+    sim.add_argument(
+        "--stepping",
+        choices=("processes", "threads", "multi_step", "serial"),
+        default="processes",
+        help="how arenas are stepped (default processes)",
+    )
+    sim.add_argument("--action", choices=("discrete", "continuous"), default="discrete")
+    sim.add_argument("--device", default="cpu", help="device of the env tensors: cpu or cuda")
+    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--json", action="store_true", help="print one JSON summary instead of progress")
+    sim.set_defaults(func=cmd_sim)
+
+    info = sub.add_parser("info", help="show versions, devices and the collision meshes in use")
+    info.set_defaults(func=cmd_info)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, FileNotFoundError, RuntimeError) as error:
+        print(f"rocketrl {args.command}: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
