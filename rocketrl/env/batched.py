@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from rocketrl.env.actions import make_action_parser
@@ -99,12 +100,13 @@ class BatchedEnv:
         self._obs = self.obs_builder.build(self.engine.state, self.prev_controls)
         return self._obs
 
-    def step(self, actions: torch.Tensor) -> StepResult:
+    def step(self, actions: torch.Tensor | np.ndarray) -> StepResult:
         """Apply actions for every car: indices (A, C) for discrete, (A, C, 8) for continuous."""
         if self._obs is None:
             raise RuntimeError("call BatchedEnv.reset() before step()")
+        actions = torch.as_tensor(actions, device=self.device)
         if self.config.validate_actions:
-            controls = self.action_parser.parse(actions.to(self.device), self.num_arenas, self.num_cars)
+            controls = self.action_parser.parse(actions, self.num_arenas, self.num_cars)
         else:
             controls = self._parse_unchecked(actions)
         prev_state = self.engine.state

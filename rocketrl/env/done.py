@@ -35,8 +35,9 @@ class DoneConditions:
         self.steps = torch.zeros(self.num_arenas, dtype=torch.long, device=self.device)
         """(A,) steps since the episode began."""
         self.steps_since_touch = torch.zeros(self.num_arenas, dtype=torch.long, device=self.device)
-        self._max_steps = round(self.episode_seconds / self.step_seconds) if self.episode_seconds else 0
-        self._max_no_touch = round(self.no_touch_seconds / self.step_seconds) if self.no_touch_seconds else 0
+        # A positive limit lasts at least one step (0 means disabled, so it must not round to 0).
+        self._max_steps = max(1, round(self.episode_seconds / self.step_seconds)) if self.episode_seconds else 0
+        self._max_no_touch = max(1, round(self.no_touch_seconds / self.step_seconds)) if self.no_touch_seconds else 0
 
     def update(self, state: BatchState) -> tuple[torch.Tensor, torch.Tensor]:
         """Count one step and return (terminated, truncated), each (A,) bool."""

@@ -112,22 +112,10 @@ def aerial_touch_height(prev: BatchState, state: BatchState) -> torch.Tensor:
     return airborne_touch.float() * (state.ball_pos[:, 2] / CEILING_Z).unsqueeze(1)
 
 
-_TARGET_CACHE: list[tuple[BatchState, torch.Tensor]] = []
-
-
 def _on_target_both(state: BatchState) -> torch.Tensor:
-    """(A, 2) bool: ball on target at the orange goal (+y) and at the blue goal (-y).
-
-    Shot and save need it for the previous and the current state; the last two are memoised.
-    """
-    for cached_state, value in _TARGET_CACHE:
-        if cached_state is state:
-            return value
+    """(A, 2) bool: ball on target at the orange goal (+y) and at the blue goal (-y)."""
     signs = torch.tensor([[1.0, -1.0]], device=state.device).expand(state.num_arenas, 2)
-    value = ball_on_target(state.ball_pos, state.ball_vel, signs)
-    _TARGET_CACHE.append((state, value))
-    del _TARGET_CACHE[:-2]
-    return value
+    return ball_on_target(state.ball_pos, state.ball_vel, signs)
 
 
 def _on_target_at(state: BatchState, attacking: bool) -> torch.Tensor:

@@ -134,8 +134,8 @@ class WeightedSetter:
         if len(setters) != len(weights) or not setters:
             raise ValueError("WeightedSetter needs one weight per setter, and at least one setter")
         w = torch.tensor(weights, dtype=torch.float64)
-        if (w < 0).any() or w.sum() <= 0:
-            raise ValueError(f"WeightedSetter weights {list(weights)} must be >= 0 with a positive sum")
+        if not torch.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+            raise ValueError(f"WeightedSetter weights {list(weights)} must be finite, >= 0, with a positive sum")
         self.setters = list(setters)
         self.probs = (w / w.sum()).float()
 
@@ -159,6 +159,9 @@ def make_setter(name_to_weight: dict[str, float], blue_size: int, orange_size: i
     unknown = sorted(set(name_to_weight) - set(known))
     if unknown:
         raise ValueError(f"state setter {unknown[0]!r} is unknown; choose from {', '.join(known)}")
+    for name, weight in name_to_weight.items():
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) or weight < 0:
+            raise ValueError(f"state_setter.{name}={weight!r}: a weight must be a finite number >= 0")
     active = {name: w for name, w in name_to_weight.items() if w > 0}
     if not active:
         raise ValueError("state_setter needs at least one setter with a positive weight, e.g. {kickoff: 1.0}")
