@@ -113,6 +113,7 @@ class RocketSimEngine:
             "reset": (num_arenas, self._layout.reset_width()),
             "reset_mask": (num_arenas,),
         }
+        self._closed = False
         self._workers = None
         self._blocks: list[ArenaBlock] = []
         self._pool: ThreadPoolExecutor | None = None
@@ -154,8 +155,7 @@ class RocketSimEngine:
 
         Controls: throttle, steer, pitch, yaw, roll in [-1, 1]; jump, boost, handbrake as 0/1.
         """
-        if self._host is None:
-            raise RuntimeError("this RocketSimEngine was closed; build a new one")
+        self._check_open()
         expected = (self.num_arenas, self.num_cars, CONTROL_WIDTH)
         if tuple(controls.shape) != expected:
             raise ValueError(f"controls have shape {tuple(controls.shape)}, expected {expected}")
@@ -172,6 +172,7 @@ class RocketSimEngine:
 
     def step_raw(self, ticks: int | None = None) -> None:
         """Advance every arena with the controls already set and read nothing (for benchmarks)."""
+        self._check_open()
         ticks = self.tick_skip if ticks is None else ticks
         if self._workers is not None:
             self._workers.command("step_raw", ticks)
@@ -193,6 +194,11 @@ class RocketSimEngine:
             return self._state
         if callable(state):
             state = state(int(rows.size))
+        if state.num_arenas != rows.size:
+            raise ValueError(
+                f"ResetState holds {state.num_arenas} arenas but the reset mask selects {rows.size}; "
+                "give one state per selected arena"
+            )
         state.validate(self.num_cars)
         k, n = rows.size, self.num_cars
         cars = torch.cat(
@@ -218,7 +224,12 @@ class RocketSimEngine:
         self._run_reset("kickoff", self._check_mask(mask), seed)
         return self._state
 
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("this RocketSimEngine was closed; build a new one")
+
     def _check_mask(self, mask: torch.Tensor) -> np.ndarray:
+        self._check_open()
         mask_np = torch.as_tensor(mask).detach().to("cpu").bool().numpy()
         if mask_np.shape != (self.num_arenas,):
             raise ValueError(f"reset mask has shape {mask_np.shape}, expected ({self.num_arenas},)")
@@ -254,12 +265,13 @@ class RocketSimEngine:
         ev = flat[:, lay.events : lay.cars]
         has_jumped = cars[..., CX_HAS_JUMPED] > 0.5
         on_ground = cars[..., GC_GROUND] > 0.5
+        # RocketSim's rule: a car in the air may dodge or double jump once, if it has not jumped
+        # (it drove off a surface) or jumped less than 1.25 s ago.
         flip_available = (
-            has_jumped
-            & ~on_ground
+            ~on_ground
             & (cars[..., CX_HAS_DOUBLE_JUMPED] < 0.5)
             & (cars[..., CX_HAS_FLIPPED] < 0.5)
-            & (cars[..., CX_AIR_TIME_SINCE_JUMP] < DOUBLE_JUMP_MAX_DELAY)
+            & (~has_jumped | (cars[..., CX_AIR_TIME_SINCE_JUMP] < DOUBLE_JUMP_MAX_DELAY))
         )
         return BatchState(
             ball_pos=ball[:, GB_POS : GB_POS + 3],
@@ -272,7 +284,7 @@ class RocketSimEngine:
             car_up=cars[..., GC_UP : GC_UP + 3],
             car_boost=cars[..., GC_BOOST],
             car_on_ground=on_ground,
-            car_has_jump=~has_jumped,
+            car_has_jump=on_ground & ~has_jumped,
             car_has_flip=flip_available,
             car_demolished=cars[..., GC_DEMOED] > 0.5,
             car_team=self._car_team,
@@ -290,6 +302,7 @@ class RocketSimEngine:
 
     def close(self) -> None:
         """Stop worker processes or threads and free shared memory. Safe to call twice."""
+        self._closed = True
         if self._workers is not None:
             # Drop every view of the shared buffers before they are unmapped.
             self._state_np = self._controls_np = self._reset_np = self._reset_mask_np = None

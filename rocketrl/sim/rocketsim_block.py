@@ -13,6 +13,7 @@ One arena's row in the flat float32 state buffer (see `StateLayout`):
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -112,9 +113,10 @@ class ArenaBlock:
         self.prev_pickups = np.zeros((n, self.num_cars), dtype=np.float32)
         self.prev_demoed = np.zeros((n, self.num_cars), dtype=np.float32)
         self.last_touch = np.full(n, -1.0, dtype=np.float32)
+        self.prev_pad_active = np.ones((n, NUM_BOOST_PADS), dtype=bool)
         for k, arena in enumerate(self.arenas):
             arena.reset_kickoff(seed + lo + k)
-        self.read_all(reset=np.ones(n, dtype=bool))
+        self.read_reset(np.arange(n))
 
     def _add_cars(self, arena: object) -> list:
         """Add blue_size blue cars, then orange_size orange cars (so car ids follow our car order)."""
@@ -140,7 +142,7 @@ class ArenaBlock:
         else:
             for arena in self.arenas:
                 arena.step(ticks)
-        self.read_all(reset=None, dt=ticks * TICK_TIME)
+        self.read_all(dt=ticks * TICK_TIME)
 
     def step_raw(self, ticks: int, use_multi_step: bool = False) -> None:
         """Advance every arena with the controls already set; read nothing (for benchmarks)."""
@@ -161,14 +163,24 @@ class ArenaBlock:
                 car.set_controls(ctl)
 
     # ------------------------------------------------------------------------------------ readout
-    def read_all(self, reset: np.ndarray | None, dt: float = 0.0) -> None:
-        """Read every arena of the block; `reset` (n,) bool marks arenas just reset (no events)."""
+    def read_all(self, dt: float) -> None:
+        """Read every arena of the block after a step of `dt` seconds and derive its events."""
+        self._read(range(len(self.arenas)))
+        self._derive_events(np.arange(len(self.arenas)), reset=False, dt=dt)
+
+    def read_reset(self, ks: np.ndarray) -> None:
+        """Read the arenas ks (local indices) just reset: their events are cleared, others untouched."""
+        self._read(ks.tolist())
+        self._derive_events(ks, reset=True, dt=0.0)
+
+    def _read(self, ks: Iterable[int]) -> None:
+        """Copy the gym state and jump flags of arenas ks into their rows of the state buffer."""
         lay, state, raw_cars = self.layout, self.state, self.raw_cars
         pads, pads_end = lay.pads, lay.pads + NUM_BOOST_PADS
         ball, ball_end = lay.ball, lay.ball + GYM_BALL_WIDTH
         jump_held = (self.controls[:, :, 5] > 0.5).tolist()
-        for k, arena in enumerate(self.arenas):
-            gym = arena.get_gym_state()
+        for k in ks:
+            gym = self.arenas[k].get_gym_state()
             row, cars_raw = state[k], raw_cars[k]
             row[0:4] = gym[0]
             row[pads:pads_end] = gym[1][0]
@@ -187,38 +199,46 @@ class ArenaBlock:
                     s.has_flipped,
                     s.air_time_since_jump,
                 )
-        self._derive_events(reset, dt)
 
-    def _derive_events(self, reset: np.ndarray | None, dt: float) -> None:
-        """Events of the last step from counter differences (vectorised over the block)."""
-        lay, state, cars, n = self.layout, self.state, self.raw_cars, self.num_cars
+    def _derive_events(self, ks: np.ndarray, reset: bool, dt: float) -> None:
+        """Events of arenas ks (local indices) from counter differences since their last readout.
+
+        After a reset the events are cleared and the counters become the new baseline.
+        """
+        lay, n = self.layout, self.num_cars
+        state, cars = self.state[ks], self.raw_cars[ks]  # copies (fancy indexing); written back below
         scores = state[:, 2:4]
         demos, pickups, demoed = cars[:, :, GC_DEMOS], cars[:, :, GC_PICKUPS], cars[:, :, GC_DEMOED]
         hit = cars[:, :, GC_HIT]
-        active = state[:, lay.pads : lay.pads + NUM_BOOST_PADS]
+        active = state[:, lay.pads : lay.pads + NUM_BOOST_PADS] > 0.5
         timers = state[:, lay.pad_timers : lay.pad_timers + NUM_BOOST_PADS]
-        ev = state[:, lay.events : lay.cars]
-        scored = scores - self.prev_scores
-        ev[:, 0] = np.where(scored[:, 0] > 0, 0.0, np.where(scored[:, 1] > 0, 1.0, -1.0))
-        ev[:, 2 : 2 + n] = hit
-        ev[:, 2 + n : 2 + 2 * n] = (demoed > 0.5) & (self.prev_demoed < 0.5)
-        ev[:, 2 + 2 * n : 2 + 3 * n] = demos - self.prev_demos
-        ev[:, 2 + 3 * n : 2 + 4 * n] = pickups - self.prev_pickups
-        # Pad timers: a pad taken during this step starts its full cooldown (exact to within one step).
-        counting = np.maximum(timers - dt, 0.0)
-        timers[:] = np.where(active > 0.5, 0.0, np.where(timers > 0.0, counting, _PAD_COOLDOWN))
-        touched = hit.max(axis=1) > 0.5
-        self.last_touch[:] = np.where(touched, state[:, 1] - self.first_car_id, self.last_touch)
-        if reset is not None:
-            ev[reset, 0] = -1.0
-            ev[reset, 2:] = 0.0
-            timers[reset] = np.where(active[reset] > 0.5, 0.0, timers[reset])
-            self.last_touch[reset] = -1.0
-        ev[:, 1] = self.last_touch
-        self.prev_scores[:] = scores
-        self.prev_demos[:] = demos
-        self.prev_pickups[:] = pickups
-        self.prev_demoed[:] = demoed
+        events = np.zeros((len(ks), 2 + 4 * n), dtype=np.float32)
+        if reset:
+            events[:, 0] = -1.0
+            self.last_touch[ks] = -1.0
+            timers = np.where(active, 0.0, timers)
+        else:
+            scored = scores - self.prev_scores[ks]
+            events[:, 0] = np.where(scored[:, 0] > 0, 0.0, np.where(scored[:, 1] > 0, 1.0, -1.0))
+            events[:, 2 : 2 + n] = hit
+            events[:, 2 + n : 2 + 2 * n] = (demoed > 0.5) & (self.prev_demoed[ks] < 0.5)
+            events[:, 2 + 2 * n : 2 + 3 * n] = demos - self.prev_demos[ks]
+            events[:, 2 + 3 * n : 2 + 4 * n] = pickups - self.prev_pickups[ks]
+            # Pad timers: a pad taken during this step starts its full cooldown (exact to within one step),
+            # then counts down; it shows 0 once RocketSim makes it active again.
+            taken = ~active & self.prev_pad_active[ks]
+            counting = np.maximum(timers - dt, 0.0)
+            timers = np.where(active, 0.0, np.where(taken, _PAD_COOLDOWN, counting))
+            touched = hit.max(axis=1) > 0.5
+            self.last_touch[ks] = np.where(touched, state[:, 1] - self.first_car_id[ks], self.last_touch[ks])
+        events[:, 1] = self.last_touch[ks]
+        self.state[ks, lay.events : lay.cars] = events
+        self.state[ks, lay.pad_timers : lay.pad_timers + NUM_BOOST_PADS] = timers
+        self.prev_scores[ks] = scores
+        self.prev_demos[ks] = demos
+        self.prev_pickups[ks] = pickups
+        self.prev_demoed[ks] = demoed
+        self.prev_pad_active[ks] = active
 
     # ------------------------------------------------------------------------------------ reset
     def reset(self, mask: np.ndarray) -> None:
@@ -248,10 +268,10 @@ class ArenaBlock:
                 car.set_controls(rs.CarControls())
             for pad in self.pads[k]:
                 pad.set_state(rs.BoostPadState())
-        self.read_all(reset=mask)
+        self.read_reset(ks)
 
     def reset_kickoff_native(self, mask: np.ndarray, seed: int) -> None:
         """RocketSim's own kickoff for the masked arenas (used to check our kickoff setter)."""
         for k in np.flatnonzero(mask).tolist():
             self.arenas[k].reset_kickoff(seed + self.lo + k)
-        self.read_all(reset=mask)
+        self.read_reset(np.flatnonzero(mask))
