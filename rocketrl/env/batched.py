@@ -7,6 +7,7 @@ reset automatically; the observation each finished episode ended on is handed ba
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -84,6 +85,8 @@ class BatchedEnv:
         self.episode_touches = torch.zeros(a, n, dtype=torch.long, device=self.device)
         self.episode_goals = torch.zeros(a, 2, dtype=torch.long, device=self.device)
         self._obs: torch.Tensor | None = None
+        self._layer = self._compiled_layer if config.compile else self._eager_layer
+        self._compiled = None
 
     @property
     def state(self) -> BatchState:
@@ -112,7 +115,7 @@ class BatchedEnv:
         prev_state = self.engine.state
         state = self.engine.step(controls)
         self.prev_controls = controls
-        reward = self.reward_fn(prev_state, state)
+        reward, self.reward_fn.last_term_means, obs = self._layer(prev_state, state, controls)
         terminated, truncated = self.done.update(state)
         self.episode_return += reward
         self.episode_touches += state.car_touched_ball.long()
@@ -120,7 +123,6 @@ class BatchedEnv:
         self.episode_goals[:, 0] += (scored == 0).long()
         self.episode_goals[:, 1] += (scored == 1).long()
 
-        obs = self.obs_builder.build(state, controls)
         done = terminated | truncated
         episodes: dict[str, torch.Tensor] = {}
         final_obs = obs
@@ -133,6 +135,26 @@ class BatchedEnv:
             obs[done] = fresh
         self._obs = obs
         return StepResult(obs, reward, terminated, truncated, final_obs, episodes)
+
+    def _eager_layer(
+        self, prev: BatchState, state: BatchState, controls: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Rewards (A, C), reward term means (T,) and observations (A, C, obs_size) of one step."""
+        reward, term_means = self.reward_fn.compute(prev, state)
+        return reward, term_means, self.obs_builder.build(state, controls)
+
+    def _compiled_layer(
+        self, prev: BatchState, state: BatchState, controls: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """_eager_layer fused by torch.compile; on a compile failure, warn once and stay eager."""
+        if self._compiled is None:
+            self._compiled = torch.compile(self._eager_layer, dynamic=False)
+        try:
+            return self._compiled(prev, state, controls)
+        except Exception as error:  # any backend failure: the eager path computes the same values
+            warnings.warn(f"env.compile: torch.compile failed ({error!r}); using eager mode", stacklevel=2)
+            self._layer = self._eager_layer
+            return self._eager_layer(prev, state, controls)
 
     def _parse_unchecked(self, actions: torch.Tensor) -> torch.Tensor:
         parser = self.action_parser

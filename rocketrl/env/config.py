@@ -42,6 +42,9 @@ class EnvConfig:
     """Truncate an episode when nobody touched the ball for this long (0 disables)."""
     rewards: str | None = None
     """Path of a rewards YAML file; None uses the packaged configs/rewards.yaml."""
+    compile: bool = False
+    """torch.compile observations and rewards into fused kernels (about 5x faster on CPU; the first
+    step compiles for up to a minute, later runs reuse the cache). Falls back to eager on failure."""
     validate_actions: bool = True
     """Check every action batch (shape, NaN, range) before it reaches the engine."""
     seed: int = 0

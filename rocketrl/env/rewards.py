@@ -217,14 +217,17 @@ class RewardFunction:
         """(num_terms,) mean over all cars of each unweighted term at the last call."""
 
     def __call__(self, prev: BatchState, state: BatchState) -> torch.Tensor:
-        """Rewards (A, C) for the step that led from `prev` to `state`."""
+        """Rewards (A, C) for the step that led from `prev` to `state`; keeps the term means."""
+        reward, self.last_term_means = self.compute(prev, state)
+        return reward
+
+    def compute(self, prev: BatchState, state: BatchState) -> tuple[torch.Tensor, torch.Tensor]:
+        """Pure form: (rewards (A, C), mean of each unweighted term (T,))."""
         if not self.terms:
-            self.last_term_means = torch.zeros(0, device=state.device)
-            return torch.zeros(state.car_pos.shape[:2], device=state.device)
+            return torch.zeros(state.car_pos.shape[:2], device=state.device), torch.zeros(0, device=state.device)
         values = torch.stack([term(prev, state) for term in self.terms], dim=-1)  # (A, C, T)
-        self.last_term_means = values.mean(dim=(0, 1))
         total = values @ self._weight_vector.to(values.device)
-        return self.share(total)
+        return self.share(total), values.mean(dim=(0, 1))
 
     def share(self, reward: torch.Tensor) -> torch.Tensor:
         """Apply team spirit, then zero-sum, to per-car rewards (A, C)."""

@@ -179,26 +179,26 @@ class ArenaBlock:
         pads, pads_end = lay.pads, lay.pads + NUM_BOOST_PADS
         ball, ball_end = lay.ball, lay.ball + GYM_BALL_WIDTH
         jump_held = (self.controls[:, :, 5] > 0.5).tolist()
+        ks = list(ks)
+        flag_rows: list[tuple[int, int, bool, bool, bool, float]] = []
         for k in ks:
             gym = self.arenas[k].get_gym_state()
-            row, cars_raw = state[k], raw_cars[k]
+            row, cars_raw, held = state[k], raw_cars[k], jump_held[k]
             row[0:4] = gym[0]
             row[pads:pads_end] = gym[1][0]
             row[ball:ball_end] = gym[2][0]
             for c, car in enumerate(self.cars[k]):
                 car_row = gym[3 + c][0]
                 cars_raw[c, :GYM_CAR_WIDTH] = car_row
-                if car_row[GC_GROUND] > 0.5 and not jump_held[k][c]:
-                    # RocketSim clears every jump flag of a car on the ground that is not jumping.
-                    cars_raw[c, GYM_CAR_WIDTH:] = 0.0
-                    continue
-                s = car.get_state()  # jump and flip flags are not in the gym state
-                cars_raw[c, GYM_CAR_WIDTH:] = (
-                    s.has_jumped,
-                    s.has_double_jumped,
-                    s.has_flipped,
-                    s.air_time_since_jump,
-                )
+                # RocketSim clears every jump flag of a car on the ground that is not jumping; only
+                # other cars need Car.get_state() (the flags are not in the gym state).
+                if car_row[GC_GROUND] < 0.5 or held[c]:
+                    s = car.get_state()
+                    flag_rows.append((k, c, s.has_jumped, s.has_double_jumped, s.has_flipped, s.air_time_since_jump))
+        raw_cars[ks, :, GYM_CAR_WIDTH:] = 0.0
+        if flag_rows:
+            flags = np.array(flag_rows, dtype=np.float32)
+            raw_cars[flags[:, 0].astype(np.intp), flags[:, 1].astype(np.intp), GYM_CAR_WIDTH:] = flags[:, 2:]
 
     def _derive_events(self, ks: np.ndarray, reset: bool, dt: float) -> None:
         """Events of arenas ks (local indices) from counter differences since their last readout.
