@@ -113,6 +113,64 @@ def cmd_sim(args: argparse.Namespace) -> int:
     return 0
 
 
+TRAIN_FLAGS = {
+    "timesteps": "run.timesteps",
+    "device": "run.device",
+    "logdir": "run.logdir",
+    "seed": "run.seed",
+    "resume": "run.resume",
+    "name": "run.name",
+}
+DEBUG_TIMESTEPS = 1024
+
+
+def build_train_config(args: argparse.Namespace, extra: list[str]):
+    """TrainConfig from --config, the named flags and free overrides such as --ppo.learning-rate 3e-4."""
+    from rocketrl.config import base_config_path, load_config
+
+    overrides = list(extra)
+    for flag, dotted in TRAIN_FLAGS.items():
+        value = getattr(args, flag)
+        if value is not None:
+            overrides += [f"--{dotted}", str(value)]
+    if args.debug:
+        # A short run: 8 arenas x 2 cars x 64 steps = 1024 agent-steps per update.
+        overrides = ["--env.num-arenas", "8", *overrides, "--run.debug", "true"]
+        if args.timesteps is None:
+            overrides += ["--run.timesteps", str(DEBUG_TIMESTEPS)]
+    if args.ascii:
+        overrides += ["--run.ascii", "true"]
+    return load_config(args.config or base_config_path(), overrides)
+
+
+def cmd_train(args: argparse.Namespace, extra: list[str]) -> int:
+    """Train with PPO; Ctrl-C or SIGTERM saves a checkpoint and exits cleanly."""
+    from rocketrl.infra.logging import TrainLogger
+    from rocketrl.ppo.trainer import Trainer, summarize
+
+    cfg = build_train_config(args, extra)
+    trainer = Trainer(cfg)
+    try:
+        if cfg.run.resume:
+            path = trainer.resume(cfg.run.resume)
+            print(f"resumed from {path} at step {trainer.counters.global_step:,}")
+        print(summarize(trainer))
+        trainer.verify()
+        logger = TrainLogger(trainer.run_dir, cfg.run.timesteps, ascii_only=cfg.run.ascii)
+        try:
+            counters = trainer.learn(logger)
+        finally:
+            logger.close()
+        how = "stopped by signal" if trainer.stopped_by_signal is not None else "finished"
+        print(
+            f"{how} at step {counters.global_step:,} after {counters.updates} updates; "
+            f"checkpoint: {trainer.checkpoints.latest()}; logs: {trainer.run_dir}"
+        )
+    finally:
+        trainer.close()
+    return 0
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     """Print versions, devices and the collision meshes in use."""
     import torch
@@ -145,6 +203,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"rocketrl {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
+    train = sub.add_parser(
+        "train",
+        help="train a bot with PPO",
+        description="Train with PPO. Any config field can be overridden: --SECTION.FIELD VALUE, "
+        "e.g. --ppo.learning-rate 3e-4 --env.num-arenas 64 --model.lstm true.",
+    )
+    train.add_argument("--config", default=None, help="YAML config (default: the packaged configs/base.yaml)")
+    train.add_argument("--timesteps", type=_positive, default=None, help="agent-steps to train")
+    train.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None, help="auto takes CUDA when present")
+    train.add_argument("--logdir", default=None, help="folder of run folders (default runs)")
+    train.add_argument("--name", default=None, help="run folder name (default: date and time)")
+    train.add_argument("--seed", type=int, default=None)
+    train.add_argument("--resume", default=None, metavar="PATH|latest", help="continue from a checkpoint")
+    train.add_argument("--debug", action="store_true", help=f"a short run ({DEBUG_TIMESTEPS} steps) with checks")
+    train.add_argument("--ascii", action="store_true", help="plain ASCII console output")
+    train.set_defaults(func=cmd_train, takes_overrides=True)
+
     sim = sub.add_parser("sim", help="run batched arenas with random actions and print throughput")
     sim.add_argument("--arenas", type=_positive, default=64, help="arenas side by side (default 64)")
     sim.add_argument("--team-size", type=_team_size, default=(1, 1), help="BLUEvORANGE, e.g. 1v1, 2v2, 1v2")
@@ -170,11 +245,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    if extra and not getattr(args, "takes_overrides", False):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
+        if getattr(args, "takes_overrides", False):
+            return int(args.func(args, extra) or 0)
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -1,0 +1,1 @@
+"""Training infrastructure: crash-safe checkpoints (checkpoint.py) and training logs (logging.py)."""

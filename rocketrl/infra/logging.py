@@ -1,0 +1,83 @@
+"""Training logs: TensorBoard scalars under stable names, and a console view (rich, or plain ASCII).
+
+Scalar names: charts/SPS, charts/episode_return, charts/episode_length, losses/policy, losses/value,
+losses/entropy, losses/approx_kl, losses/clipfrac, losses/explained_variance, losses/grad_norm,
+charts/learning_rate, rewards/<term>, time/env, time/inference, time/learn.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from rocketrl.ppo.trainer import Trainer, UpdateStats
+
+LOSS_NAMES = ("policy", "value", "entropy", "approx_kl", "clipfrac", "explained_variance", "grad_norm")
+
+
+def console_can_print_unicode(stream: object = None) -> bool:
+    """False when the console's encoding cannot print box-drawing characters."""
+    encoding = getattr(stream or sys.stdout, "encoding", None) or "ascii"
+    try:
+        "━│█".encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+class TrainLogger:
+    """Writes TensorBoard scalars every update and prints one console line (or a rich table)."""
+
+    def __init__(self, run_dir: Path, total_steps: int, ascii_only: bool = False, quiet: bool = False) -> None:
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.writer = SummaryWriter(log_dir=str(run_dir))
+        self.total_steps = total_steps
+        self.ascii_only = ascii_only or not console_can_print_unicode()
+        self.quiet = quiet
+        self._console = None
+        if not self.ascii_only and not quiet:
+            from rich.console import Console
+
+            self._console = Console()
+
+    def log_update(self, trainer: Trainer, stats: UpdateStats, timings: dict[str, float], sps: float) -> None:
+        step = trainer.counters.global_step
+        w = self.writer
+        w.add_scalar("charts/SPS", sps, step)
+        for name in LOSS_NAMES:
+            if name in stats.values:
+                w.add_scalar(f"losses/{name}", stats.values[name], step)
+        w.add_scalar("charts/learning_rate", stats.values.get("learning_rate", 0.0), step)
+        mean_return = float(np.mean(trainer.recent_returns)) if trainer.recent_returns else float("nan")
+        mean_length = float(np.mean(trainer.recent_lengths)) if trainer.recent_lengths else float("nan")
+        if trainer.recent_returns:
+            w.add_scalar("charts/episode_return", mean_return, step)
+            w.add_scalar("charts/episode_length", mean_length, step)
+        for term, value in trainer.env.reward_fn.term_means().items():
+            w.add_scalar(f"rewards/{term}", value, step)
+        for phase, seconds in timings.items():
+            w.add_scalar(f"time/{phase}", seconds, step)
+        w.add_scalar("charts/skipped_updates", trainer.counters.skipped_updates, step)
+        if self.quiet:
+            return
+        done = min(1.0, step / max(1, self.total_steps))
+        line = (
+            f"{step:>11,}/{self.total_steps:,} ({done:6.1%})  SPS {sps:>8,.0f}  return {mean_return:8.3f}  "
+            f"len {mean_length:6.1f}  kl {stats.values.get('approx_kl', 0.0):.4f}  "
+            f"ev {stats.values.get('explained_variance', 0.0):5.2f}  "
+            f"env {timings['env']:.2f}s inf {timings['inference']:.2f}s learn {timings['learn']:.2f}s"
+        )
+        if self._console is not None:
+            bar = "█" * int(done * 20) + "░" * (20 - int(done * 20))
+            self._console.print(f"[bold cyan]{bar}[/] {line}", highlight=False)
+        else:
+            bar = "#" * int(done * 20) + "-" * (20 - int(done * 20))
+            print(f"[{bar}] {line}", flush=True)
+
+    def close(self) -> None:
+        self.writer.close()

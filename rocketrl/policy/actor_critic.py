@@ -1,0 +1,183 @@
+"""Actor-critic networks: separate actor and critic MLPs, optionally behind one LSTM core.
+
+The recurrent state is passed in and out explicitly (never kept inside the module), as a tuple
+(h, c) of two [1, B, H] tensors, or None for the feed-forward network.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+from torch.distributions import Categorical, Normal
+
+RecurrentState = tuple[torch.Tensor, torch.Tensor] | None
+
+_ACTIVATIONS: dict[str, type[nn.Module]] = {"elu": nn.ELU, "relu": nn.ReLU, "tanh": nn.Tanh}
+
+
+def mlp(sizes: Sequence[int], activation: str, out_gain: float) -> nn.Sequential:
+    """Linear layers of the given sizes with `activation` between them; orthogonal init
+    (gain sqrt(2) for hidden layers, `out_gain` for the last), zero biases."""
+    if activation not in _ACTIVATIONS:
+        raise ValueError(f"model.activation={activation!r}: choose one of {', '.join(_ACTIVATIONS)}")
+    layers: list[nn.Module] = []
+    for i, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        linear = nn.Linear(fan_in, fan_out)
+        last = i == len(sizes) - 2
+        nn.init.orthogonal_(linear.weight, gain=out_gain if last else math.sqrt(2))
+        nn.init.zeros_(linear.bias)
+        layers.append(linear)
+        if not last:
+            layers.append(_ACTIVATIONS[activation]())
+    return nn.Sequential(*layers)
+
+
+class ActorCritic(nn.Module):
+    """Policy and value function over observations [B, obs_size].
+
+    discrete: a categorical over `num_actions` (the lookup table); continuous: a diagonal Gaussian
+    over `num_actions` controls with a learned, state-independent log standard deviation.
+    """
+
+    def __init__(
+        self,
+        obs_size: int,
+        num_actions: int,
+        discrete: bool = True,
+        actor_hidden: Sequence[int] = (1024, 512, 256),
+        critic_hidden: Sequence[int] = (1024, 512, 256),
+        activation: str = "elu",
+        lstm_hidden: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.obs_size = obs_size
+        self.num_actions = num_actions
+        self.discrete = discrete
+        self.lstm_hidden = lstm_hidden
+        features = obs_size
+        self.lstm: nn.LSTM | None = None
+        if lstm_hidden:
+            self.lstm = nn.LSTM(obs_size, lstm_hidden)
+            for name, param in self.lstm.named_parameters():
+                if "weight" in name:
+                    nn.init.orthogonal_(param)
+                else:
+                    nn.init.zeros_(param)
+            features = lstm_hidden
+        self.actor = mlp([features, *actor_hidden, num_actions], activation, out_gain=0.01)
+        self.critic = mlp([features, *critic_hidden, 1], activation, out_gain=1.0)
+        self.log_std = nn.Parameter(torch.full((num_actions,), -0.5)) if not discrete else None
+
+    @property
+    def recurrent(self) -> bool:
+        return self.lstm is not None
+
+    def initial_state(self, batch: int, device: torch.device | str) -> RecurrentState:
+        """Zero recurrent state (h, c) of [1, batch, H], or None without an LSTM."""
+        if self.lstm is None:
+            return None
+        zeros = torch.zeros(1, batch, self.lstm.hidden_size, device=device)
+        return zeros, zeros.clone()
+
+    # ------------------------------------------------------------------------------ core
+    def _features_step(self, obs: torch.Tensor, state: RecurrentState) -> tuple[torch.Tensor, RecurrentState]:
+        """One time step: obs [B, O] -> features [B, F] and the next state."""
+        if self.lstm is None:
+            return obs, None
+        out, (h, c) = self.lstm(obs.unsqueeze(0), state)
+        return out.squeeze(0), (h, c)
+
+    def _features_sequence(self, obs: torch.Tensor, state: RecurrentState, episode_start: torch.Tensor) -> torch.Tensor:
+        """Sequences obs [L, N, O] from state ([1, N, H] each), zeroing the state where
+        episode_start [L, N] is true, -> features [L, N, F]."""
+        if self.lstm is None:
+            return obs
+        assert state is not None
+        h, c = state
+        outputs = []
+        for t in range(obs.shape[0]):
+            keep = (~episode_start[t]).float().view(1, -1, 1)  # reset the state at episode boundaries
+            out, (h, c) = self.lstm(obs[t].unsqueeze(0), (h * keep, c * keep))
+            outputs.append(out.squeeze(0))
+        return torch.stack(outputs)
+
+    def distribution(self, features: torch.Tensor) -> Categorical | Normal:
+        logits_or_mean = self.actor(features)
+        if self.discrete:
+            return Categorical(logits=logits_or_mean.float())
+        assert self.log_std is not None
+        return Normal(logits_or_mean.float(), self.log_std.exp().expand_as(logits_or_mean))
+
+    # ------------------------------------------------------------------------------ API
+    def act(
+        self,
+        obs: torch.Tensor,
+        state: RecurrentState = None,
+        episode_start: torch.Tensor | None = None,
+        deterministic: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, RecurrentState]:
+        """Sample actions for obs [B, O]: (action [B] or [B, A], log-prob [B], value [B], next state).
+
+        episode_start [B] bool zeroes the recurrent state of agents whose episode just began.
+        """
+        if state is not None and episode_start is not None:
+            keep = (~episode_start).float().view(1, -1, 1)
+            state = (state[0] * keep, state[1] * keep)
+        features, state = self._features_step(obs, state)
+        dist = self.distribution(features)
+        if deterministic:
+            action = dist.probs.argmax(-1) if self.discrete else dist.mean  # type: ignore[union-attr]
+        else:
+            action = dist.sample()
+        logprob = dist.log_prob(action)
+        if not self.discrete:
+            logprob = logprob.sum(-1)
+        value = self.critic(features).squeeze(-1).float()
+        return action, logprob, value, state
+
+    def value(self, obs: torch.Tensor, state: RecurrentState = None) -> torch.Tensor:
+        """V(obs) [B] for obs [B, O] (state is read, not advanced beyond this call)."""
+        features, _ = self._features_step(obs, state)
+        return self.critic(features).squeeze(-1).float()
+
+    def evaluate(
+        self,
+        obs: torch.Tensor,
+        actions: torch.Tensor,
+        state: RecurrentState = None,
+        episode_start: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Log-prob, entropy and value of stored actions.
+
+        Feed-forward: obs [N, O], actions [N] -> three [N]. Recurrent: obs [L, N, O], actions [L, N],
+        state at the sequence starts, episode_start [L, N] -> three [L, N].
+        """
+        if self.lstm is not None:
+            assert episode_start is not None
+            features = self._features_sequence(obs, state, episode_start)
+        else:
+            features = obs
+        dist = self.distribution(features)
+        logprob, entropy = dist.log_prob(actions), dist.entropy()
+        if not self.discrete:
+            logprob, entropy = logprob.sum(-1), entropy.sum(-1)
+        return logprob, entropy, self.critic(features).squeeze(-1).float()
+
+
+class PolicyActor:
+    """`act(obs, state) -> (action, state)` view of an ActorCritic, for evaluation and opponents."""
+
+    def __init__(self, model: ActorCritic, normalize: nn.Module | None = None, deterministic: bool = False) -> None:
+        self.model = model
+        self.normalize = normalize
+        self.deterministic = deterministic
+
+    @torch.no_grad()
+    def act(self, obs: torch.Tensor, state: RecurrentState = None) -> tuple[torch.Tensor, RecurrentState]:
+        if self.normalize is not None:
+            obs = self.normalize(obs)
+        action, _, _, state = self.model.act(obs, state, deterministic=self.deterministic)
+        return action, state

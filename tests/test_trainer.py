@@ -1,0 +1,141 @@
+"""The PPO trainer: a debug run end to end, exact resume, skipped non-finite updates, signals."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from rocketrl.config import load_config
+from rocketrl.infra.checkpoint import load_checkpoint
+from rocketrl.ppo import trainer as trainer_module
+from rocketrl.ppo.trainer import Trainer
+
+SMALL = [
+    "--env.num-arenas", "4", "--env.stepping", "serial", "--env.num-workers", "1",
+    "--ppo.rollout-steps", "16", "--ppo.minibatches", "2", "--ppo.epochs", "2",
+    "--model.actor-hidden", "32,32", "--model.critic-hidden", "32,32",
+    "--run.device", "cpu",
+]  # fmt: skip
+BATCH = 4 * 2 * 16  # arenas x cars x rollout steps
+
+
+def small_config(tmp_path: Path, name: str, *extra: str):
+    return load_config(None, [*SMALL, "--run.logdir", str(tmp_path), "--run.name", name, *extra])
+
+
+class StopAfter:
+    """A logger that interrupts training (as Ctrl-C would) once `updates` updates are done."""
+
+    def __init__(self, updates: int) -> None:
+        self.updates = updates
+
+    def log_update(self, trainer: Trainer, stats, timings, sps) -> None:
+        if trainer.counters.updates >= self.updates:
+            trainer._on_signal(signal.SIGINT, None)
+
+
+def train(cfg, resume: str | None = None, logger: object | None = None) -> Trainer:
+    trainer = Trainer(cfg)
+    try:
+        if resume:
+            trainer.resume(resume)
+        trainer.learn(logger)
+    finally:
+        trainer.close()
+    return trainer
+
+
+def test_resume_continues_the_same_run_step_for_step(tmp_path):
+    steps = ["--run.timesteps", str(3 * BATCH), "--run.checkpoint-interval", str(BATCH)]
+    straight = train(small_config(tmp_path, "straight", *steps))
+    interrupted = train(small_config(tmp_path, "split", *steps), logger=StopAfter(1))
+    assert interrupted.stopped_by_signal == signal.SIGINT and interrupted.counters.updates == 1
+    resumed = train(small_config(tmp_path, "split", *steps), resume="latest")
+    assert resumed.counters.global_step == straight.counters.global_step == 3 * BATCH
+    assert resumed.counters.updates == 3
+    a, _ = load_checkpoint(straight.checkpoints.latest())
+    b, _ = load_checkpoint(resumed.checkpoints.latest())
+    for key, value in a["model"].items():
+        torch.testing.assert_close(b["model"][key], value, rtol=0, atol=0, msg=f"model.{key} differs after resume")
+    for section in ("obs_norm", "return_scaler"):
+        for key, value in a[section].items():
+            torch.testing.assert_close(b[section][key], value, rtol=0, atol=0, msg=f"{section}.{key} differs")
+    assert a["recent_returns"] == b["recent_returns"]
+    assert a["counters"] == b["counters"]
+
+
+def test_non_finite_loss_skips_the_update_and_keeps_weights_finite(tmp_path, monkeypatch):
+    real = trainer_module.ppo_losses
+    calls = {"n": 0}
+
+    def sometimes_nan(*args, **kwargs):
+        terms = real(*args, **kwargs)
+        calls["n"] += 1
+        if calls["n"] % 2 == 1:
+            terms.policy = terms.policy * float("nan")
+        return terms
+
+    monkeypatch.setattr(trainer_module, "ppo_losses", sometimes_nan)
+    trainer = train(small_config(tmp_path, "nan", "--run.timesteps", str(2 * BATCH)))
+    assert trainer.counters.skipped_updates >= 2
+    state, _ = load_checkpoint(trainer.checkpoints.latest())
+    assert all(torch.isfinite(v).all() for v in state["model"].values())
+
+
+def test_lstm_policy_trains_and_resumes(tmp_path):
+    lstm = ["--model.lstm", "true", "--model.lstm-hidden", "16", "--model.sequence-length", "8"]
+    trainer = train(small_config(tmp_path, "lstm", *lstm, "--run.timesteps", str(BATCH)))
+    assert trainer.counters.updates == 1
+    state, _ = load_checkpoint(trainer.checkpoints.latest())
+    assert any(key.startswith("lstm.") for key in state["model"])
+
+
+def _run_cli(args: list[str], cwd: Path, **kwargs) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "rocketrl.cli", *args], cwd=cwd, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kwargs,
+    )  # fmt: skip
+
+
+def test_train_debug_runs_end_to_end_as_a_command(tmp_path):
+    proc = _run_cli(["train", "--debug", "--logdir", str(tmp_path), "--name", "dbg", "--ascii"], tmp_path)
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 0, out
+    run = tmp_path / "dbg"
+    assert (run / "config.yaml").is_file() and (run / "config.json").is_file()
+    assert list((run / "checkpoints").glob("step_*.safetensors"))
+    assert list(run.glob("events.out.tfevents.*")), "no TensorBoard event file"
+    assert "finished at step 1,024" in out
+    assert load_config(run / "config.yaml").run.debug
+
+
+def test_sigint_saves_a_checkpoint_and_exits_cleanly(tmp_path):
+    args = ["train", *SMALL, "--timesteps", "100000000", "--logdir", str(tmp_path), "--name", "sig", "--ascii"]
+    proc = _run_cli(args, tmp_path)
+    assert proc.stdout is not None
+    deadline = time.time() + 240
+    for line in proc.stdout:  # wait for the first update to finish
+        if "SPS" in line or time.time() > deadline:
+            break
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0, out
+    assert "stopped by signal" in out
+    assert list((tmp_path / "sig" / "checkpoints").glob("step_*.safetensors"))
+
+
+@pytest.mark.parametrize("flag", ["--ppo.learnin-rate", "--env.num-arenas"])
+def test_bad_config_input_names_the_field(tmp_path, flag):
+    value = "0.1" if "learnin" in flag else "0"
+    proc = _run_cli(["train", flag, value, "--logdir", str(tmp_path)], tmp_path)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 2
+    assert flag.lstrip("-").split(".")[1].replace("-", "_") in out
