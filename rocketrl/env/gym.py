@@ -193,7 +193,24 @@ def _stats_of(episodes: dict[str, torch.Tensor], row: int, car: int) -> dict[str
 
 
 # ----------------------------------------------------------------------------------------- gymnasium
-class RocketSimEnv(gymnasium.Env):
+class _OwnsBatchedEnv:
+    """Closing for the faces that own one BatchedEnv (`self.batched`, `self._closed`)."""
+
+    batched: BatchedEnv
+    _closed: bool
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"this {type(self).__name__} was closed; build a new one")
+
+    def close(self) -> None:
+        """Close the engine. Safe to call twice."""
+        if not self._closed:
+            self.batched.close()
+            self._closed = True
+
+
+class RocketSimEnv(_OwnsBatchedEnv, gymnasium.Env):
     """One soccar arena, one learning car (blue car 0), as a gymnasium.Env.
 
     observation: (180,) float32. action: Discrete(90) index or Box(-1, 1, (8,)) controls.
@@ -267,19 +284,9 @@ class RocketSimEnv(gymnasium.Env):
         obs = result.final_obs[0, 0].numpy().copy()
         return obs, float(result.reward[0, 0]), terminated, truncated, info
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise RuntimeError("this RocketSimEnv was closed; build a new one")
-
-    def close(self) -> None:
-        """Close the engine. Safe to call twice."""
-        if not self._closed:
-            self.batched.close()
-            self._closed = True
-
 
 # ----------------------------------------------------------------------------------------- pettingzoo
-class RocketSimParallelEnv(ParallelEnv):
+class RocketSimParallelEnv(_OwnsBatchedEnv, ParallelEnv):
     """One soccar arena where every car is an agent: 'blue_0', 'blue_1', ..., 'orange_0', ...
 
     Per agent: observation (180,) float32 (orange sees the mirrored field), action Discrete(90) or
@@ -382,16 +389,6 @@ class RocketSimParallelEnv(ParallelEnv):
             self.agents = []
             self._fresh_after_autoreset = True
         return obs, rewards, terminations, truncations, infos
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise RuntimeError("this RocketSimParallelEnv was closed; build a new one")
-
-    def close(self) -> None:
-        """Close the engine. Safe to call twice."""
-        if not self._closed:
-            self.batched.close()
-            self._closed = True
 
 
 # ----------------------------------------------------------------------------------------- vector
