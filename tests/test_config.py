@@ -58,8 +58,8 @@ def test_base_yaml_loads() -> None:
     assert cfg.env.state_setter == {"kickoff": 0.5, "random": 0.5}
     assert cfg.env.episode_seconds == 45.0 and cfg.env.no_touch_seconds == 15.0
     assert cfg.env.rewards is None
-    assert (cfg.ppo.rollout_steps, cfg.ppo.epochs, cfg.ppo.minibatches) == (64, 3, 4)
-    assert cfg.ppo.learning_rate == pytest.approx(3e-4) and isinstance(cfg.ppo.learning_rate, float)
+    assert (cfg.ppo.rollout_steps, cfg.ppo.epochs, cfg.ppo.minibatches) == (64, 4, 4)
+    assert cfg.ppo.learning_rate == pytest.approx(1e-3) and isinstance(cfg.ppo.learning_rate, float)
     assert cfg.ppo.entropy_coef == 0.01
     assert cfg.model.actor_hidden == [256, 256] and cfg.model.critic_hidden == [256, 256]
     assert cfg.run.timesteps == 1_000_000 and cfg.run.checkpoint_interval == 250_000
