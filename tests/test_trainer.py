@@ -139,3 +139,28 @@ def test_bad_config_input_names_the_field(tmp_path, flag):
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 2
     assert flag.lstrip("-").split(".")[1].replace("-", "_") in out
+
+
+def test_bf16_autocast_trains_with_finite_weights(tmp_path):
+    trainer = train(small_config(tmp_path, "amp", "--speed.amp", "bf16", "--run.timesteps", str(BATCH)))
+    assert trainer.amp_dtype == torch.bfloat16 and trainer.counters.skipped_updates == 0
+    state, _ = load_checkpoint(trainer.checkpoints.latest())
+    assert all(torch.isfinite(v).all() for v in state["model"].values())
+
+
+def test_policy_actor_acts_without_touching_the_normalizer():
+    from rocketrl.policy.actor_critic import ActorCritic, PolicyActor
+    from rocketrl.ppo.normalize import ObservationNormalizer
+
+    model = ActorCritic(180, 90, actor_hidden=[16], critic_hidden=[16])
+    normalizer = ObservationNormalizer(180, "cpu")
+    normalizer.update(torch.randn(64, 180) * 3 + 1)
+    before = {k: v.clone() for k, v in normalizer.state_dict().items()}
+    actor = PolicyActor(model, normalizer, deterministic=True)
+    obs = torch.randn(8, 180)
+    first, state = actor.act(obs)
+    second, _ = actor.act(obs)
+    assert first.shape == (8,) and first.dtype == torch.long and ((first >= 0) & (first < 90)).all()
+    assert torch.equal(first, second) and state is None
+    for key, value in normalizer.state_dict().items():
+        assert torch.equal(value, before[key])

@@ -168,16 +168,20 @@ class ActorCritic(nn.Module):
 
 
 class PolicyActor:
-    """`act(obs, state) -> (action, state)` view of an ActorCritic, for evaluation and opponents."""
+    """`act(obs, state) -> (action, state)` view of an ActorCritic, for evaluation and opponents.
 
-    def __init__(self, model: ActorCritic, normalize: nn.Module | None = None, deterministic: bool = False) -> None:
+    `normalizer` (an ObservationNormalizer) is applied without updating its statistics.
+    """
+
+    def __init__(self, model: ActorCritic, normalizer: object | None = None, deterministic: bool = False) -> None:
         self.model = model
-        self.normalize = normalize
+        self.normalizer = normalizer
         self.deterministic = deterministic
 
     @torch.no_grad()
     def act(self, obs: torch.Tensor, state: RecurrentState = None) -> tuple[torch.Tensor, RecurrentState]:
-        if self.normalize is not None:
-            obs = self.normalize(obs)
+        """obs [B, O] -> (actions [B] or [B, A], next recurrent state)."""
+        if self.normalizer is not None:
+            obs = self.normalizer.normalize(obs)  # type: ignore[attr-defined]
         action, _, _, state = self.model.act(obs, state, deterministic=self.deterministic)
         return action, state
