@@ -52,7 +52,6 @@ Activation = Literal["elu", "relu", "tanh"]
 AmpMode = Literal["off", "bf16", "fp16"]
 Device = Literal["auto", "cpu", "cuda"]
 
-_ENV_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _STATE_SETTERS = ("kickoff", "random")
 
 
@@ -393,13 +392,9 @@ class RunConfig:
     resume: str | None = None
     """Resume from a checkpoint path, or 'latest' for the newest one in the run folder; null starts fresh."""
     debug: bool = False
-    """Extra checks and logging (NaN checks, per-step timings); slower."""
+    """Check every rollout step for NaN or inf (naming the tensor and step); slower."""
     ascii: bool = False
     """Plain ASCII console output, without colours or box drawing."""
-    wandb: bool = False
-    """Log metrics to Weights & Biases as well."""
-    discord_webhook_env: str = "ROCKETRL_DISCORD_WEBHOOK"
-    """Name of the environment variable holding the Discord webhook URL (never the URL itself)."""
 
     def __post_init__(self) -> None:
         self.validate()
@@ -417,11 +412,6 @@ class RunConfig:
         _at_least(self.keep_best, 1, "run.keep_best")
         if self.resume is not None and not self.resume.strip():
             raise ValueError("run.resume='': give a checkpoint path, 'latest', or null")
-        if not _ENV_VAR_NAME.fullmatch(self.discord_webhook_env):
-            raise ValueError(
-                f"run.discord_webhook_env={self.discord_webhook_env!r}: give the name of the environment variable "
-                "that holds the webhook URL (e.g. ROCKETRL_DISCORD_WEBHOOK), never the URL itself"
-            )
 
 
 @dataclass

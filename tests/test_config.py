@@ -43,7 +43,7 @@ def test_defaults_are_valid_and_match_the_brief() -> None:
     assert cfg.ppo.resolved_lr_end == pytest.approx(3e-5)
     assert cfg.model.actor_hidden == [1024, 512, 256] and cfg.model.activation == "elu" and not cfg.model.lstm
     assert cfg.speed.amp == "off" and not cfg.speed.compile
-    assert cfg.run.timesteps == 2_000_000 and cfg.run.discord_webhook_env == "ROCKETRL_DISCORD_WEBHOOK"
+    assert cfg.run.timesteps == 2_000_000
     assert cfg.agents == cfg.env.num_arenas * 2
     assert cfg.batch_size == 64 * cfg.agents
     # default lists are not shared between instances
@@ -185,7 +185,6 @@ def test_every_override_form() -> None:
             "--speed.amp",
             "bf16",
             "--run.debug",
-            "--run.wandb",
             "--env.seed",
             "-3",
         ]
@@ -197,7 +196,7 @@ def test_every_override_form() -> None:
     assert cfg.run.name is None and cfg.run.user == "alice"
     assert cfg.run.timesteps == 1_000_000 and cfg.run.checkpoint_interval == 50_000
     assert cfg.ppo.gamma == 1.0 and isinstance(cfg.ppo.gamma, float)
-    assert cfg.speed.amp == "bf16" and cfg.run.debug is True and cfg.run.wandb is True
+    assert cfg.speed.amp == "bf16" and cfg.run.debug is True
     assert cfg.env.seed == -3
 
 
@@ -351,10 +350,6 @@ def test_config_to_dict_is_plain() -> None:
         (["--run.keep-best=0"], r"run\.keep_best=0"),
         (["--run.seed=-1"], r"run\.seed=-1"),
         (["--run.name=a/b"], r"run\.name='a/b'"),
-        (
-            ["--run.discord-webhook-env=https://discord.com/api/webhooks/1/x"],
-            r"run\.discord_webhook_env=.*never the URL",
-        ),
         (["--env.num-arenas=0"], r"env\.num_arenas=0"),
         (["--env.blue-size=0"], r"env\.blue_size=0"),
         (["--env.orange-size=4"], r"env\.orange_size=4"),
