@@ -1054,3 +1054,16 @@ def test_batched_env_is_deterministic_for_a_seed():
     assert torch.equal(obs_a, obs_b) and torch.equal(rew_a, rew_b)
     obs_c, _ = rollout(12)
     assert not torch.equal(obs_a, obs_c)
+
+
+def test_obs_gives_the_ball_in_the_cars_own_frame():
+    """Self block 71:74 is ball - car as (forward, left, up) of the car, for either team."""
+    s = 1 / 2300
+    # Blue car at (0, -2000, 17) faces +y (make_state); orange car at (300, 2000, 17) faces -y.
+    ball = torch.tensor([[-500.0, -1000.0, 300.0]])
+    state = make_state(1, 1, 1, ball_pos=ball)
+    obs = DefaultObs(1, 1).build(state, torch.zeros(1, 2, 8))
+    # Blue: ahead by 1000, left (world -x for a car facing +y) by 500, up by 283.
+    torch.testing.assert_close(obs[0, 0, 71:74], torch.tensor([1000 * s, 500 * s, 283 * s]), atol=1e-6, rtol=0)
+    # Orange faces -y: the ball is 3000 ahead and, as its left is world +x, 800 to its right.
+    torch.testing.assert_close(obs[0, 1, 71:74], torch.tensor([3000 * s, -800 * s, 283 * s]), atol=1e-6, rtol=0)

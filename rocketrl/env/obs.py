@@ -9,7 +9,9 @@ both sides. Layout of one agent's observation (index ranges, scaled to about uni
     17:51    boost pads active (34), in the agent's (mirrored) pad order
     51:80    this car (29): position, velocity (/ 2300), angular velocity (/ 5.5), forward, up,
              boost (/ 100), on ground, has jump, has flip, demolished,
-             ball - car position, ball - car velocity (/ 2300), opponent goal - car position (/ 2300)
+             ball - car position and ball - car velocity (/ 2300) in the car's own frame (forward,
+             left = up x forward, up; the same for either team, so never mirrored), opponent goal - car
+             position (/ 2300)
     80:180   five other cars, 20 floats each: up to 2 teammates, then up to 3 opponents, in car
              order; empty slots are all zero. Each: other - this position, other - this velocity
              (/ 2300), other's velocity (/ 2300), forward, up, boost (/ 100), on ground, has flip,
@@ -47,11 +49,17 @@ def _vector_slots() -> list[int]:
     """Start indices of every 3-vector in the layout (they flip x and y for orange)."""
     slots = [0, 3, 6]
     slots += [_SELF_START + 3 * i for i in range(5)]  # pos, vel, ang_vel, forward, up
-    slots += [_SELF_START + 20 + 3 * i for i in range(3)]  # ball rel pos, ball rel vel, goal rel pos
+    slots += [_SELF_START + 26]  # goal rel pos (the car-frame ball vectors at +20 and +23 do not flip)
     for j in range(MAX_TEAMMATES + MAX_OPPONENTS):
         base = _OTHERS_START + OTHER_SIZE * j
         slots += [base + 3 * i for i in range(5)]  # rel pos, rel vel, vel, forward, up
     return slots
+
+
+def _in_car_frame(v: torch.Tensor, forward: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
+    """World vectors v (A, C, 3) as (forward, left, up) components of each car's frame."""
+    left = torch.cross(up, forward, dim=-1)
+    return torch.stack([(v * forward).sum(-1), (v * left).sum(-1), (v * up).sum(-1)], dim=-1)
 
 
 class DefaultObs:
@@ -108,8 +116,8 @@ class DefaultObs:
                 state.car_up,
                 (state.car_boost * BOOST_SCALE).unsqueeze(-1),
                 flags,
-                (ball_pos - car_pos) * POS_SCALE,
-                (ball_vel - car_vel) * VEL_SCALE,
+                _in_car_frame(ball_pos - car_pos, state.car_forward, state.car_up) * POS_SCALE,
+                _in_car_frame(ball_vel - car_vel, state.car_forward, state.car_up) * VEL_SCALE,
                 (self._opponent_goal - car_pos) * POS_SCALE,
             ],
             dim=-1,

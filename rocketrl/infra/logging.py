@@ -1,6 +1,7 @@
 """Training logs: TensorBoard scalars under stable names, and a console view (rich, or plain ASCII).
 
-Scalar names: charts/SPS, charts/episode_return, charts/episode_length, losses/policy, losses/value,
+Scalar names: charts/SPS, charts/episode_return, charts/episode_length, charts/touches_per_minute
+(per car, per minute of game time), losses/policy, losses/value,
 losses/entropy, losses/approx_kl, losses/clipfrac, losses/explained_variance, losses/grad_norm,
 charts/learning_rate, rewards/<term>, time/env, time/inference, time/learn.
 """
@@ -58,6 +59,7 @@ class TrainLogger:
         if trainer.recent_returns:
             w.add_scalar("charts/episode_return", mean_return, step)
             w.add_scalar("charts/episode_length", mean_length, step)
+            w.add_scalar("charts/touches_per_minute", float(np.mean(trainer.recent_touch_rates)), step)
         for term, value in trainer.env.reward_fn.term_means().items():
             w.add_scalar(f"rewards/{term}", value, step)
         for phase, seconds in timings.items():
@@ -66,9 +68,10 @@ class TrainLogger:
         if self.quiet:
             return
         done = min(1.0, step / max(1, self.total_steps))
+        touch_rate = float(np.mean(trainer.recent_touch_rates)) if trainer.recent_touch_rates else float("nan")
         line = (
             f"{step:>11,}/{self.total_steps:,} ({done:6.1%})  SPS {sps:>8,.0f}  return {mean_return:8.3f}  "
-            f"len {mean_length:6.1f}  kl {stats.values.get('approx_kl', 0.0):.4f}  "
+            f"len {mean_length:6.1f}  touch/min {touch_rate:5.2f}  kl {stats.values.get('approx_kl', 0.0):.4f}  "
             f"ev {stats.values.get('explained_variance', 0.0):5.2f}  "
             f"env {timings['env']:.2f}s inf {timings['inference']:.2f}s learn {timings['learn']:.2f}s"
         )

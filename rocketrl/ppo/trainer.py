@@ -107,6 +107,8 @@ class Trainer:
         self.shuffle = torch.Generator(device=self.device).manual_seed(cfg.run.seed)
         self.recent_returns: deque[float] = deque(maxlen=100)
         self.recent_lengths: deque[float] = deque(maxlen=100)
+        self.recent_touch_rates: deque[float] = deque(maxlen=100)
+        self.step_seconds = cfg.env.tick_skip / 120.0
         self._stop_signal: int | None = None
 
     def _autocast(self) -> torch.autocast:
@@ -142,6 +144,7 @@ class Trainer:
             "shuffle_generator": self.shuffle.get_state(),
             "recent_returns": list(self.recent_returns),
             "recent_lengths": list(self.recent_lengths),
+            "recent_touch_rates": list(self.recent_touch_rates),
         }
 
     def load_state_dict(self, state: dict) -> None:
@@ -155,6 +158,7 @@ class Trainer:
         self.shuffle.set_state(state["shuffle_generator"].to(self.shuffle.device))
         self.recent_returns = deque(state["recent_returns"], maxlen=100)
         self.recent_lengths = deque(state["recent_lengths"], maxlen=100)
+        self.recent_touch_rates = deque(state["recent_touch_rates"], maxlen=100)
 
     def save_checkpoint(self) -> Path:
         score = float(np.mean(self.recent_returns)) if self.recent_returns else None
@@ -256,6 +260,10 @@ class Trainer:
                 self.counters.episodes += len(result.episodes["arena"])
                 self.recent_returns.extend(result.episodes["return"].mean(dim=1).tolist())
                 self.recent_lengths.extend(result.episodes["length"].float().tolist())
+                # Touches per car per minute of game time, over each finished episode.
+                minutes = result.episodes["length"].float() * self.step_seconds / 60.0
+                rate = result.episodes["touches"].float().mean(dim=1) / minutes
+                self.recent_touch_rates.extend(rate.tolist())
             obs, episode_start = next_obs, ended
             self.counters.global_step += self.num_agents
             timings["inference"] += t1 - t0
