@@ -59,12 +59,13 @@ class UpdateStats:
 class Trainer:
     """Owns the environment, the model, the optimizer and the run folder."""
 
-    def __init__(self, cfg: TrainConfig, run_dir: Path | None = None) -> None:
+    def __init__(self, cfg: TrainConfig, run_dir: Path | None = None, env: BatchedEnv | None = None) -> None:
+        """`env` replaces the BatchedEnv built from cfg.env (anything with BatchedEnv's interface)."""
         self.cfg = cfg
         self.device = resolve_device(cfg.run.device)
         torch.manual_seed(cfg.run.seed)
         np.random.seed(cfg.run.seed)
-        self.env = BatchedEnv(cfg.env, device=self.device)
+        self.env = env if env is not None else BatchedEnv(cfg.env, device=self.device)
         self.num_agents = self.env.num_arenas * self.env.num_cars
         discrete = self.env.action_parser.kind == "discrete"
         m = cfg.model
