@@ -41,10 +41,17 @@ class TrainLogger:
         self.ascii_only = ascii_only or not console_can_print_unicode()
         self.quiet = quiet
         self._console = None
+        self._live = None
         if not self.ascii_only and not quiet:
             from rich.console import Console
 
             self._console = Console()
+            if self._console.is_terminal:
+                from rich.live import Live
+
+                # A panel redrawn in place on a terminal; plain lines when output goes to a file.
+                self._live = Live(console=self._console, refresh_per_second=4, transient=False)
+                self._live.start()
 
     def log_update(self, trainer: Trainer, stats: UpdateStats, timings: dict[str, float], sps: float) -> None:
         step = trainer.counters.global_step
@@ -75,12 +82,59 @@ class TrainLogger:
             f"ev {stats.values.get('explained_variance', 0.0):5.2f}  "
             f"env {timings['env']:.2f}s inf {timings['inference']:.2f}s learn {timings['learn']:.2f}s"
         )
-        if self._console is not None:
+        if self._live is not None:
+            self._live.update(self._panel(trainer, stats, timings, sps, done, mean_return, mean_length, touch_rate))
+        elif self._console is not None:
             bar = "█" * int(done * 20) + "░" * (20 - int(done * 20))
             self._console.print(f"[bold cyan]{bar}[/] {line}", highlight=False)
         else:
             bar = "#" * int(done * 20) + "-" * (20 - int(done * 20))
             print(f"[{bar}] {line}", flush=True)
 
+    def _panel(
+        self,
+        trainer: Trainer,
+        stats: UpdateStats,
+        timings: dict[str, float],
+        sps: float,
+        done: float,
+        mean_return: float,
+        mean_length: float,
+        touch_rate: float,
+    ) -> object:
+        """The live view: progress bar, then a table of play, losses and where the time goes."""
+        from rich.progress_bar import ProgressBar
+        from rich.table import Table
+
+        c, v = trainer.counters, stats.values
+        table = Table.grid(padding=(0, 3))
+        for _ in range(6):
+            table.add_column(justify="right")
+        total = sum(timings.values()) or 1.0
+        table.add_row(
+            "step", f"{c.global_step:,} / {self.total_steps:,}", "SPS", f"{sps:,.0f}", "updates", f"{c.updates}"
+        )
+        table.add_row(
+            "return", f"{mean_return:.3f}", "length", f"{mean_length:.1f}", "touches/min", f"{touch_rate:.2f}"
+        )
+        table.add_row(
+            "policy", f"{v.get('policy', 0.0):.4f}", "value", f"{v.get('value', 0.0):.4f}",
+            "entropy", f"{v.get('entropy', 0.0):.3f}",
+        )  # fmt: skip
+        table.add_row(
+            "kl", f"{v.get('approx_kl', 0.0):.4f}", "clipfrac", f"{v.get('clipfrac', 0.0):.3f}",
+            "expl. var", f"{v.get('explained_variance', 0.0):.2f}",
+        )  # fmt: skip
+        table.add_row(
+            *(x for phase in ("env", "inference", "learn")
+              for x in (f"time {phase}", f"{timings[phase]:.2f}s ({timings[phase] / total:.0%})")),
+        )  # fmt: skip
+        layout = Table.grid()
+        layout.add_row(ProgressBar(total=1.0, completed=done, width=60))
+        layout.add_row(table)
+        return layout
+
     def close(self) -> None:
+        if self._live is not None:
+            self._live.stop()
         self.writer.close()
