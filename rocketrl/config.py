@@ -395,6 +395,9 @@ class RunConfig:
     """Check every rollout step for NaN or inf (naming the tensor and step); slower."""
     ascii: bool = False
     """Plain ASCII console output, without colours or box drawing."""
+    discord_webhook_env: str = "ROCKETRL_DISCORD_WEBHOOK"
+    """Environment variable holding a Discord webhook URL for start/checkpoint/finish/crash notices
+    (unset: no notices). The URL itself never goes into a config."""
 
     def __post_init__(self) -> None:
         self.validate()
@@ -412,6 +415,11 @@ class RunConfig:
         _at_least(self.keep_best, 1, "run.keep_best")
         if self.resume is not None and not self.resume.strip():
             raise ValueError("run.resume='': give a checkpoint path, 'latest', or null")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.discord_webhook_env):
+            raise ValueError(
+                f"run.discord_webhook_env={self.discord_webhook_env!r}: give the name of the environment variable "
+                "that holds the webhook URL (e.g. ROCKETRL_DISCORD_WEBHOOK), never the URL itself"
+            )
 
 
 @dataclass

@@ -164,3 +164,51 @@ def test_policy_actor_acts_without_touching_the_normalizer():
     assert torch.equal(first, second) and state is None
     for key, value in normalizer.state_dict().items():
         assert torch.equal(value, before[key])
+
+
+def test_compiled_model_trains_and_saves_plain_parameter_names(tmp_path):
+    trainer = train(small_config(tmp_path, "compiled", "--speed.compile", "true", "--run.timesteps", str(BATCH)))
+    assert trainer.model.actor._compiled_call_impl is not None, "fell back to eager"
+    state, _ = load_checkpoint(trainer.checkpoints.latest())
+    assert all(torch.isfinite(v).all() for v in state["model"].values())
+    assert not any("_orig_mod" in key for key in state["model"]), "compiled names leaked into the checkpoint"
+
+
+def test_compile_failure_warns_and_trains_eagerly(tmp_path, monkeypatch):
+    def fail(self, *args, **kwargs):
+        raise RuntimeError("no compiler here")
+
+    monkeypatch.setattr(torch.nn.Module, "compile", fail)
+    with pytest.warns(UserWarning, match="speed.compile: torch.compile failed"):
+        trainer = train(small_config(tmp_path, "fallback", "--speed.compile", "true", "--run.timesteps", str(BATCH)))
+    assert trainer.model.actor._compiled_call_impl is None and trainer.counters.updates == 1
+
+
+def test_gpu_monitor_is_a_clean_no_op_without_cuda():
+    from rocketrl.infra.gpu import GpuMonitor
+
+    monitor = GpuMonitor(torch.device("cpu"))
+    assert not monitor.available and monitor.read() is None
+
+
+def test_tensorboard_scalars_use_the_stable_names(tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from rocketrl.infra.logging import TrainLogger
+
+    cfg = small_config(tmp_path, "tb", "--run.timesteps", str(2 * BATCH))
+    trainer = Trainer(cfg)
+    logger = TrainLogger(trainer.run_dir, cfg.run.timesteps, ascii_only=True, quiet=True)
+    try:
+        trainer.learn(logger)
+    finally:
+        logger.close()
+        trainer.close()
+    events = EventAccumulator(str(trainer.run_dir))
+    events.Reload()
+    tags = set(events.Tags()["scalars"])
+    expected = {"charts/SPS", "losses/policy", "losses/value", "losses/entropy", "losses/approx_kl",
+                "losses/clipfrac", "losses/explained_variance", "losses/grad_norm", "time/env",
+                "time/inference", "time/learn", "rewards/touch", "rewards/goal"}  # fmt: skip
+    assert expected <= tags, expected - tags
+    assert not any(tag.startswith("gpu/") for tag in tags)

@@ -3,7 +3,8 @@
 Scalar names: charts/SPS, charts/episode_return, charts/episode_length, charts/touches_per_minute
 (per car, per minute of game time), losses/policy, losses/value,
 losses/entropy, losses/approx_kl, losses/clipfrac, losses/explained_variance, losses/grad_norm,
-charts/learning_rate, rewards/<term>, time/env, time/inference, time/learn.
+charts/learning_rate, rewards/<term>, time/env, time/inference, time/learn, and on CUDA gpu/util (%) and
+gpu/memory (GiB) through NVML.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from rocketrl.infra.gpu import GpuMonitor
 
 if TYPE_CHECKING:
     from rocketrl.ppo.trainer import Trainer, UpdateStats
@@ -37,6 +40,7 @@ class TrainLogger:
         from torch.utils.tensorboard import SummaryWriter
 
         self.writer = SummaryWriter(log_dir=str(run_dir))
+        self.gpu: GpuMonitor | None = None
         self.total_steps = total_steps
         self.ascii_only = ascii_only or not console_can_print_unicode()
         self.quiet = quiet
@@ -45,7 +49,7 @@ class TrainLogger:
         if not self.ascii_only and not quiet:
             from rich.console import Console
 
-            self._console = Console()
+            self._console = Console(soft_wrap=True)  # one line per update in log files, never wrapped
             if self._console.is_terminal:
                 from rich.live import Live
 
@@ -72,6 +76,12 @@ class TrainLogger:
         for phase, seconds in timings.items():
             w.add_scalar(f"time/{phase}", seconds, step)
         w.add_scalar("charts/skipped_updates", trainer.counters.skipped_updates, step)
+        if self.gpu is None:
+            self.gpu = GpuMonitor(trainer.device)
+        gpu = self.gpu.read()
+        if gpu is not None:
+            w.add_scalar("gpu/util", gpu["util"], step)
+            w.add_scalar("gpu/memory", gpu["memory"], step)
         if self.quiet:
             return
         done = min(1.0, step / max(1, self.total_steps))

@@ -20,6 +20,7 @@ import torch
 from rocketrl.config import TrainConfig, config_to_dict, save_resolved_config
 from rocketrl.env.batched import BatchedEnv
 from rocketrl.infra.checkpoint import CheckpointManager, load_checkpoint, rng_state, set_rng_state
+from rocketrl.infra.notify import DiscordNotifier
 from rocketrl.policy.actor_critic import ActorCritic
 from rocketrl.ppo.gae import compute_gae
 from rocketrl.ppo.loss import explained_variance, normalize_advantages, ppo_losses
@@ -105,6 +106,7 @@ class Trainer:
             self._compile_model()
         self.run_dir = run_dir or make_run_dir(cfg)
         self.checkpoints = CheckpointManager(self.run_dir / "checkpoints", keep_best=cfg.run.keep_best)
+        self.notifier = DiscordNotifier(cfg.run.discord_webhook_env, self.run_dir.name)
         self.shuffle = torch.Generator(device=self.device).manual_seed(cfg.run.seed)
         self.recent_returns: deque[float] = deque(maxlen=100)
         self.recent_lengths: deque[float] = deque(maxlen=100)
@@ -118,18 +120,23 @@ class Trainer:
         )
 
     def _compile_model(self) -> None:
-        """torch.compile the actor and critic in place (state_dict keys unchanged); eager on failure."""
+        """torch.compile the actor and critic in place (state_dict keys unchanged); eager on failure.
+
+        One warm-up forward compiles both now, so a failure shows at start-up; RNG is left untouched.
+        """
+        rng = torch.get_rng_state()
         try:
             self.model.actor.compile()
             self.model.critic.compile()
-            with torch.no_grad():
-                self.model.value(
-                    torch.zeros(2, self.model.obs_size, device=self.device), self.model.initial_state(2, self.device)
-                )
+            dummy = torch.zeros(2, self.model.obs_size, device=self.device)
+            with torch.no_grad(), self._autocast():
+                self.model.act(dummy, self.model.initial_state(2, self.device))
         except Exception as error:  # any backend failure: eager computes the same values
             warnings.warn(f"speed.compile: torch.compile failed ({error!r}); using eager mode", stacklevel=2)
             self.model.actor._compiled_call_impl = None
             self.model.critic._compiled_call_impl = None
+        finally:
+            torch.set_rng_state(rng)
 
     # ---------------------------------------------------------------------------------- state
     def state_dict(self) -> dict:
@@ -164,7 +171,9 @@ class Trainer:
     def save_checkpoint(self) -> Path:
         score = float(np.mean(self.recent_returns)) if self.recent_returns else None
         meta = {"step": self.counters.global_step, "run": self.run_dir.name, "score": score}
-        return self.checkpoints.save(self.counters.global_step, self.state_dict(), meta=meta, score=score)
+        path = self.checkpoints.save(self.counters.global_step, self.state_dict(), meta=meta, score=score)
+        self.notifier.send("checkpoint", f"step {self.counters.global_step:,}, mean return {score}")
+        return path
 
     def resume(self, path: str | Path) -> Path:
         """Continue from a checkpoint file, or from this run's latest with 'latest'."""
@@ -187,6 +196,7 @@ class Trainer:
         episode_start = torch.ones(self.num_agents, dtype=torch.bool, device=self.device)
         next_checkpoint = (self.counters.global_step // cfg.run.checkpoint_interval + 1) * cfg.run.checkpoint_interval
         saved_at = -1
+        self.notifier.send("start", f"step {self.counters.global_step:,} of {cfg.run.timesteps:,}")
         try:
             while self.counters.global_step < cfg.run.timesteps and self._stop_signal is None:
                 started = time.perf_counter()
@@ -207,10 +217,15 @@ class Trainer:
                     obs = self.env.reset().reshape(self.num_agents, -1)
                     state = self.model.initial_state(self.num_agents, self.device)
                     episode_start = torch.ones_like(episode_start)
+        except Exception as error:
+            self.notifier.send("crash", f"step {self.counters.global_step:,}: {type(error).__name__}: {error}")
+            raise
         finally:
             self._restore_signal_handlers()
         if saved_at != self.counters.global_step:
             self.save_checkpoint()
+        how = "stopped by signal" if self._stop_signal is not None else "finished"
+        self.notifier.send(how, f"step {self.counters.global_step:,} after {self.counters.updates} updates")
         return self.counters
 
     def _collect(
