@@ -156,7 +156,14 @@ def cmd_train(args: argparse.Namespace, extra: list[str]) -> int:
             print(f"resumed from {path} at step {trainer.counters.global_step:,}")
         print(summarize(trainer))
         trainer.verify()
-        logger = TrainLogger(trainer.run_dir, cfg.run.timesteps, ascii_only=cfg.run.ascii)
+        from rocketrl.config import config_to_dict
+
+        logger = TrainLogger(
+            trainer.run_dir,
+            cfg.run.timesteps,
+            ascii_only=cfg.run.ascii,
+            wandb_config=config_to_dict(cfg) if cfg.run.wandb else None,
+        )
         try:
             counters = trainer.learn(logger)
         finally:

@@ -395,6 +395,8 @@ class RunConfig:
     """Check every rollout step for NaN or inf (naming the tensor and step); slower."""
     ascii: bool = False
     """Plain ASCII console output, without colours or box drawing."""
+    wandb: bool = False
+    """Also log to Weights & Biases (project 'rocketrl'; needs `pip install wandb`)."""
     discord_webhook_env: str = "ROCKETRL_DISCORD_WEBHOOK"
     """Environment variable holding a Discord webhook URL for start/checkpoint/finish/crash notices
     (unset: no notices). The URL itself never goes into a config."""

@@ -212,3 +212,46 @@ def test_tensorboard_scalars_use_the_stable_names(tmp_path):
                 "time/inference", "time/learn", "rewards/touch", "rewards/goal"}  # fmt: skip
     assert expected <= tags, expected - tags
     assert not any(tag.startswith("gpu/") for tag in tags)
+
+
+def test_wandb_gets_the_same_scalars_when_asked(tmp_path, monkeypatch):
+    import types
+
+    from rocketrl.config import config_to_dict
+    from rocketrl.infra.logging import TrainLogger
+
+    calls: dict[str, list] = {"init": [], "log": [], "finish": []}
+
+    class FakeRun:
+        def log(self, data, step):
+            calls["log"].append((step, dict(data)))
+
+        def finish(self):
+            calls["finish"].append(True)
+
+    def init(**kwargs):
+        calls["init"].append(kwargs)
+        return FakeRun()
+
+    monkeypatch.setitem(sys.modules, "wandb", types.SimpleNamespace(init=init))
+    cfg = small_config(tmp_path, "wb", "--run.timesteps", str(BATCH), "--run.wandb", "true")
+    trainer = Trainer(cfg)
+    logger = TrainLogger(trainer.run_dir, cfg.run.timesteps, quiet=True, wandb_config=config_to_dict(cfg))
+    try:
+        trainer.learn(logger)
+    finally:
+        logger.close()
+        trainer.close()
+    assert calls["init"][0]["project"] == "rocketrl" and calls["init"][0]["name"] == "wb"
+    assert calls["init"][0]["config"]["run"]["wandb"] is True
+    step, data = calls["log"][0]
+    assert step == BATCH and "charts/SPS" in data and "losses/policy" in data
+    assert calls["finish"] == [True]
+
+
+def test_wandb_asked_for_but_missing_is_a_clear_error(tmp_path, monkeypatch):
+    from rocketrl.infra.logging import TrainLogger
+
+    monkeypatch.setitem(sys.modules, "wandb", None)  # import wandb -> ImportError
+    with pytest.raises(RuntimeError, match="pip install wandb"):
+        TrainLogger(tmp_path, 10, quiet=True, wandb_config={})

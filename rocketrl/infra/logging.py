@@ -36,10 +36,19 @@ def console_can_print_unicode(stream: object = None) -> bool:
 class TrainLogger:
     """Writes TensorBoard scalars every update and prints one console line (or a rich table)."""
 
-    def __init__(self, run_dir: Path, total_steps: int, ascii_only: bool = False, quiet: bool = False) -> None:
+    def __init__(
+        self,
+        run_dir: Path,
+        total_steps: int,
+        ascii_only: bool = False,
+        quiet: bool = False,
+        wandb_config: dict | None = None,
+    ) -> None:
+        """wandb_config: the run's resolved config, to also log to Weights & Biases (None: don't)."""
         from torch.utils.tensorboard import SummaryWriter
 
         self.writer = SummaryWriter(log_dir=str(run_dir))
+        self.wandb_run = _start_wandb(run_dir, wandb_config) if wandb_config is not None else None
         self.gpu: GpuMonitor | None = None
         self.total_steps = total_steps
         self.ascii_only = ascii_only or not console_can_print_unicode()
@@ -59,29 +68,31 @@ class TrainLogger:
 
     def log_update(self, trainer: Trainer, stats: UpdateStats, timings: dict[str, float], sps: float) -> None:
         step = trainer.counters.global_step
-        w = self.writer
-        w.add_scalar("charts/SPS", sps, step)
+        self._pending: dict[str, float] = {}
+        self._scalar("charts/SPS", sps, step)
         for name in LOSS_NAMES:
             if name in stats.values:
-                w.add_scalar(f"losses/{name}", stats.values[name], step)
-        w.add_scalar("charts/learning_rate", stats.values.get("learning_rate", 0.0), step)
+                self._scalar(f"losses/{name}", stats.values[name], step)
+        self._scalar("charts/learning_rate", stats.values.get("learning_rate", 0.0), step)
         mean_return = float(np.mean(trainer.recent_returns)) if trainer.recent_returns else float("nan")
         mean_length = float(np.mean(trainer.recent_lengths)) if trainer.recent_lengths else float("nan")
         if trainer.recent_returns:
-            w.add_scalar("charts/episode_return", mean_return, step)
-            w.add_scalar("charts/episode_length", mean_length, step)
-            w.add_scalar("charts/touches_per_minute", float(np.mean(trainer.recent_touch_rates)), step)
+            self._scalar("charts/episode_return", mean_return, step)
+            self._scalar("charts/episode_length", mean_length, step)
+            self._scalar("charts/touches_per_minute", float(np.mean(trainer.recent_touch_rates)), step)
         for term, value in trainer.env.reward_fn.term_means().items():
-            w.add_scalar(f"rewards/{term}", value, step)
+            self._scalar(f"rewards/{term}", value, step)
         for phase, seconds in timings.items():
-            w.add_scalar(f"time/{phase}", seconds, step)
-        w.add_scalar("charts/skipped_updates", trainer.counters.skipped_updates, step)
+            self._scalar(f"time/{phase}", seconds, step)
+        self._scalar("charts/skipped_updates", trainer.counters.skipped_updates, step)
         if self.gpu is None:
             self.gpu = GpuMonitor(trainer.device)
         gpu = self.gpu.read()
         if gpu is not None:
-            w.add_scalar("gpu/util", gpu["util"], step)
-            w.add_scalar("gpu/memory", gpu["memory"], step)
+            self._scalar("gpu/util", gpu["util"], step)
+            self._scalar("gpu/memory", gpu["memory"], step)
+        if self.wandb_run is not None:
+            self.wandb_run.log(self._pending, step=step)
         if self.quiet:
             return
         done = min(1.0, step / max(1, self.total_steps))
@@ -100,6 +111,10 @@ class TrainLogger:
         else:
             bar = "#" * int(done * 20) + "-" * (20 - int(done * 20))
             print(f"[{bar}] {line}", flush=True)
+
+    def _scalar(self, tag: str, value: float, step: int) -> None:
+        self.writer.add_scalar(tag, value, step)
+        self._pending[tag] = float(value)
 
     def _panel(
         self,
@@ -147,4 +162,15 @@ class TrainLogger:
     def close(self) -> None:
         if self._live is not None:
             self._live.stop()
+        if self.wandb_run is not None:
+            self.wandb_run.finish()
         self.writer.close()
+
+
+def _start_wandb(run_dir: Path, config: dict) -> object:
+    """A Weights & Biases run named after the run folder, logging the same scalars."""
+    try:
+        import wandb
+    except ImportError:
+        raise RuntimeError("run.wandb=true but the wandb package is not installed: pip install wandb") from None
+    return wandb.init(project="rocketrl", name=run_dir.name, dir=str(run_dir), config=config)
