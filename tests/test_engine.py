@@ -645,3 +645,10 @@ def test_team_sizes_build_step_and_report_teams(blue, orange):
     assert (start.car_pos[:, :blue, 1] < -2000).all() and (start.car_pos[:, blue:, 1] > 2000).all()
     moved = ((s.car_pos - start.car_pos) * start.car_forward).sum(-1)
     assert (moved > 50).all()
+
+
+@pytest.mark.parametrize("pin_memory", [True, False])
+def test_pin_memory_is_a_safe_no_op_on_cpu(pin_memory):
+    with RocketSimEngine(2, 1, 1, stepping="serial", pin_memory=pin_memory) as engine:
+        state = engine.step(no_controls(engine))
+        assert engine._pinned is None and state.car_pos.device.type == "cpu"

@@ -62,6 +62,7 @@ class BatchedEnv:
             stepping=config.stepping,  # type: ignore[arg-type]
             device=self.device,
             seed=config.seed,
+            pin_memory=config.pin_memory,
         )
         self.num_arenas = config.num_arenas
         self.num_cars = config.blue_size + config.orange_size

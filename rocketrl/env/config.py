@@ -45,6 +45,8 @@ class EnvConfig:
     compile: bool = False
     """torch.compile observations and rewards into fused kernels (about 5x faster on CPU; the first
     step compiles for up to a minute, later runs reuse the cache). Falls back to eager on failure."""
+    pin_memory: bool = True
+    """On CUDA, copy each step's state through pinned host memory without blocking (no effect on CPU)."""
     validate_actions: bool = True
     """Check every action batch (shape, NaN, range) before it reaches the engine."""
     seed: int = 0

@@ -71,6 +71,7 @@ class RocketSimEngine:
 
     Car index c in every (A, C, ...) tensor: blue cars are 0..blue_size-1, orange cars follow.
     The returned BatchState lives on `device` and stays valid after later steps (it is a copy).
+    pin_memory: on CUDA, stage the state in pinned host memory and copy it without blocking.
     """
 
     def __init__(
@@ -83,6 +84,7 @@ class RocketSimEngine:
         stepping: SteppingMode = "processes",
         device: str | torch.device = "cpu",
         seed: int = 0,
+        pin_memory: bool = True,
     ) -> None:
         if num_arenas < 1:
             raise ValueError(f"num_arenas={num_arenas}: must be at least 1")
@@ -135,11 +137,13 @@ class RocketSimEngine:
         self._reset_np = arrays["reset"]
         self._reset_mask_np = arrays["reset_mask"]
         self._host = torch.from_numpy(self._state_np)
-        self._pinned = (
-            torch.empty_like(self._host).pin_memory()
-            if self.device.type == "cuda" and torch.cuda.is_available()
-            else None
-        )
+        # On CUDA: a pinned staging buffer and a non-blocking copy; the event keeps the next step from
+        # overwriting the buffer while the previous copy may still read it.
+        self._pinned = None
+        self._copy_done = None
+        if pin_memory and self.device.type == "cuda" and torch.cuda.is_available():
+            self._pinned = torch.empty_like(self._host).pin_memory()
+            self._copy_done = torch.cuda.Event()
         team = [BLUE_TEAM] * blue_size + [ORANGE_TEAM] * orange_size
         self._car_team = torch.tensor(team, dtype=torch.int64, device=self.device).expand(num_arenas, -1)
         self._state = self._publish()
@@ -251,9 +255,13 @@ class RocketSimEngine:
     # ----------------------------------------------------------------------------------- readout
     def _publish(self) -> BatchState:
         """Copy the host buffer to the device once and slice it into a BatchState."""
-        if self._pinned is not None:
+        if self._pinned is not None and self._copy_done is not None:
+            self._copy_done.synchronize()
             self._pinned.copy_(self._host)
             flat = self._pinned.to(self.device, non_blocking=True)
+            self._copy_done.record()
+        elif self.device.type != "cpu":
+            flat = self._host.to(self.device)
         else:
             flat = self._host.clone()
         return self._build_state(flat)
