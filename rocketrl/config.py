@@ -12,24 +12,31 @@ from __future__ import annotations
 import ast
 import dataclasses
 import difflib
-import functools
 import inspect
 import math
 import os
 import re
 import textwrap
-import types
-import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 import yaml
 
 from rocketrl.env.config import EnvConfig
+from rocketrl.typecheck import (
+    at_least,
+    check_field_types,
+    check_value,
+    field_types,
+    parse_text,
+    positive,
+    positive_or_none,
+    type_name,
+)
 
 __all__ = [
     "SECTIONS",
@@ -58,184 +65,6 @@ _STATE_SETTERS = ("kickoff", "random")
 def base_config_path() -> Path:
     """configs/base.yaml shipped inside the package."""
     return Path(str(resources.files("rocketrl") / "configs" / "base.yaml"))
-
-
-# ------------------------------------------------------------------------------------------ types
-def _optional_inner(hint: Any) -> Any | None:
-    """T for `T | None` (or Optional[T]); None for any other hint."""
-    if typing.get_origin(hint) in (Union, types.UnionType):
-        args = [a for a in typing.get_args(hint) if a is not type(None)]
-        if len(args) == 1 and len(typing.get_args(hint)) == 2:
-            return args[0]
-    return None
-
-
-def _type_name(hint: Any) -> str:
-    """Readable name of a field type for error messages and help."""
-    inner = _optional_inner(hint)
-    if inner is not None:
-        return f"{_type_name(inner)} or null"
-    origin = typing.get_origin(hint)
-    if origin is Literal:
-        return "one of " + ", ".join(repr(a) for a in typing.get_args(hint))
-    if origin is list:
-        return f"list of {_type_name(typing.get_args(hint)[0])}"
-    if origin is dict:
-        key, value = typing.get_args(hint)
-        return f"mapping of {_type_name(key)} to {_type_name(value)}"
-    if hint is bool:
-        return "bool (true or false)"
-    return getattr(hint, "__name__", str(hint))
-
-
-def _check(value: Any, hint: Any, name: str) -> Any:
-    """`value` checked against `hint` and normalised (int -> float, integral float -> int, tuple -> list).
-
-    Raises ValueError naming the field, the expected type and the value.
-    """
-
-    def fail() -> typing.NoReturn:
-        raise ValueError(f"{name}: expected {_type_name(hint)}, got {value!r} ({type(value).__name__})")
-
-    inner = _optional_inner(hint)
-    if inner is not None:
-        if value is None:
-            return None
-        try:
-            return _check(value, inner, name)
-        except ValueError:
-            fail()
-    origin = typing.get_origin(hint)
-    if origin is Literal:
-        if not isinstance(value, str) or value not in typing.get_args(hint):
-            fail()
-        return value
-    if origin is list:
-        if not isinstance(value, (list, tuple)):
-            fail()
-        (item,) = typing.get_args(hint)
-        try:
-            return [_check(v, item, name) for v in value]
-        except ValueError:
-            fail()
-    if origin is dict:
-        if not isinstance(value, Mapping):
-            fail()
-        key_hint, value_hint = typing.get_args(hint)
-        try:
-            return {_check(k, key_hint, name): _check(v, value_hint, name) for k, v in value.items()}
-        except ValueError:
-            fail()
-    if hint is bool:
-        if not isinstance(value, bool):
-            fail()
-        return value
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            fail()
-        if isinstance(value, float):
-            if not value.is_integer():
-                fail()
-            return int(value)
-        return value
-    if hint is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            fail()
-        return float(value)
-    if hint is str:
-        if not isinstance(value, str):
-            fail()
-        return value
-    raise TypeError(f"{name}: unsupported config field type {hint!r}")
-
-
-def _parse_text(text: str, hint: Any, name: str) -> Any:
-    """Value of a CLI override token, parsed by the field's type, then checked by `_check`."""
-
-    def fail() -> typing.NoReturn:
-        raise ValueError(f"{name}: expected {_type_name(hint)}, got {text!r}")
-
-    inner = _optional_inner(hint)
-    if inner is not None:
-        if text.strip().lower() in ("none", "null"):
-            return None
-        try:
-            return _parse_text(text, inner, name)
-        except ValueError:
-            fail()
-    origin = typing.get_origin(hint)
-    if origin is list:
-        body = text.strip().removeprefix("[").removesuffix("]").strip()
-        (item,) = typing.get_args(hint)
-        try:
-            return [_parse_text(part.strip(), item, name) for part in body.split(",")] if body else []
-        except ValueError:
-            fail()
-    if origin is dict:
-        body = text.strip().removeprefix("{").removesuffix("}").strip()
-        key_hint, value_hint = typing.get_args(hint)
-        result = {}
-        for part in body.split(",") if body else []:
-            key, sep, value = part.partition("=") if "=" in part else part.partition(":")
-            if not sep or not key.strip():
-                fail()
-            try:
-                result[_parse_text(key.strip(), key_hint, name)] = _parse_text(value.strip(), value_hint, name)
-            except ValueError:
-                fail()
-        return result
-    if hint is bool:
-        word = text.strip().lower()
-        if word in ("true", "yes", "1"):
-            return True
-        if word in ("false", "no", "0"):
-            return False
-        fail()
-    if hint is int:
-        try:
-            return int(text.strip(), 10)
-        except ValueError:
-            pass
-        try:
-            number = float(text.strip())
-        except ValueError:
-            fail()
-        if not number.is_integer():
-            fail()
-        return int(number)
-    if hint is float:
-        try:
-            return float(text.strip())
-        except ValueError:
-            fail()
-    return _check(text, hint, name)  # str and Literal
-
-
-@functools.cache
-def _field_types(cls: type) -> dict[str, Any]:
-    """Resolved type hints of a dataclass's fields (ClassVars left out)."""
-    hints = typing.get_type_hints(cls)
-    return {f.name: hints[f.name] for f in fields(cls)}
-
-
-def _check_types(obj: Any, section: str) -> None:
-    for name, hint in _field_types(type(obj)).items():
-        _check(getattr(obj, name), hint, f"{section}.{name}")
-
-
-def _at_least(value: float, low: float, name: str) -> None:
-    if value < low:
-        raise ValueError(f"{name}={value!r}: must be at least {low}")
-
-
-def _positive(value: float, name: str) -> None:
-    if not value > 0:
-        raise ValueError(f"{name}={value!r}: must be greater than 0")
-
-
-def _positive_or_none(value: float | None, name: str) -> None:
-    if value is not None and not value > 0:
-        raise ValueError(f"{name}={value!r}: must be greater than 0, or null to turn it off")
 
 
 # --------------------------------------------------------------------------------------- sections
@@ -287,20 +116,20 @@ class PPOConfig:
 
     def validate(self) -> None:
         """Raise ValueError naming the first setting out of range."""
-        _check_types(self, "ppo")
-        _at_least(self.rollout_steps, 1, "ppo.rollout_steps")
-        _at_least(self.epochs, 1, "ppo.epochs")
-        _at_least(self.minibatches, 1, "ppo.minibatches")
+        check_field_types(self, "ppo")
+        at_least(self.rollout_steps, 1, "ppo.rollout_steps")
+        at_least(self.epochs, 1, "ppo.epochs")
+        at_least(self.minibatches, 1, "ppo.minibatches")
         if not 0.0 < self.gamma <= 1.0:
             raise ValueError(f"ppo.gamma={self.gamma!r}: must lie in (0, 1]")
         if not 0.0 <= self.gae_lambda <= 1.0:
             raise ValueError(f"ppo.gae_lambda={self.gae_lambda!r}: must lie in [0, 1]")
-        _positive(self.clip_coef, "ppo.clip_coef")
-        _positive_or_none(self.value_clip_coef, "ppo.value_clip_coef")
-        _at_least(self.entropy_coef, 0.0, "ppo.entropy_coef")
-        _at_least(self.value_coef, 0.0, "ppo.value_coef")
-        _positive(self.max_grad_norm, "ppo.max_grad_norm")
-        _positive_or_none(self.target_kl, "ppo.target_kl")
+        positive(self.clip_coef, "ppo.clip_coef")
+        positive_or_none(self.value_clip_coef, "ppo.value_clip_coef")
+        at_least(self.entropy_coef, 0.0, "ppo.entropy_coef")
+        at_least(self.value_coef, 0.0, "ppo.value_coef")
+        positive(self.max_grad_norm, "ppo.max_grad_norm")
+        positive_or_none(self.target_kl, "ppo.target_kl")
         if not (self.learning_rate > 0 and math.isfinite(self.learning_rate)):
             raise ValueError(f"ppo.learning_rate={self.learning_rate!r}: must be a finite number greater than 0")
         if self.lr_end is not None:
@@ -308,8 +137,8 @@ class PPOConfig:
                 raise ValueError(f"ppo.lr_end={self.lr_end!r}: must be a finite number >= 0, or null")
             if self.lr_end == 0 and self.lr_schedule == "exponential":
                 raise ValueError("ppo.lr_end=0.0: an exponential schedule cannot reach 0; give a positive end")
-        _positive(self.obs_clip, "ppo.obs_clip")
-        _positive(self.reward_clip, "ppo.reward_clip")
+        positive(self.obs_clip, "ppo.obs_clip")
+        positive(self.reward_clip, "ppo.reward_clip")
 
     @property
     def resolved_lr_end(self) -> float:
@@ -339,15 +168,15 @@ class ModelConfig:
 
     def validate(self) -> None:
         """Raise ValueError naming the first setting out of range."""
-        _check_types(self, "model")
+        check_field_types(self, "model")
         for name in ("actor_hidden", "critic_hidden"):
             widths = getattr(self, name)
             if not widths:
                 raise ValueError(f"model.{name}=[]: give at least one hidden layer width")
             if min(widths) < 1:
                 raise ValueError(f"model.{name}={widths!r}: every width must be at least 1")
-        _at_least(self.lstm_hidden, 1, "model.lstm_hidden")
-        _at_least(self.sequence_length, 1, "model.sequence_length")
+        at_least(self.lstm_hidden, 1, "model.lstm_hidden")
+        at_least(self.sequence_length, 1, "model.sequence_length")
 
 
 @dataclass
@@ -366,7 +195,7 @@ class SpeedConfig:
 
     def validate(self) -> None:
         """Raise ValueError naming the first setting out of range."""
-        _check_types(self, "speed")
+        check_field_types(self, "speed")
 
 
 @dataclass
@@ -406,15 +235,15 @@ class RunConfig:
 
     def validate(self) -> None:
         """Raise ValueError naming the first setting out of range."""
-        _check_types(self, "run")
-        _at_least(self.timesteps, 1, "run.timesteps")
-        _at_least(self.seed, 0, "run.seed")
+        check_field_types(self, "run")
+        at_least(self.timesteps, 1, "run.timesteps")
+        at_least(self.seed, 0, "run.seed")
         if not self.logdir:
             raise ValueError("run.logdir='': give a folder, e.g. 'runs'")
         if self.name is not None and (not self.name.strip() or "/" in self.name or "\\" in self.name):
             raise ValueError(f"run.name={self.name!r}: must be a non-empty folder name without slashes, or null")
-        _at_least(self.checkpoint_interval, 1, "run.checkpoint_interval")
-        _at_least(self.keep_best, 1, "run.keep_best")
+        at_least(self.checkpoint_interval, 1, "run.checkpoint_interval")
+        at_least(self.keep_best, 1, "run.keep_best")
         if self.resume is not None and not self.resume.strip():
             raise ValueError("run.resume='': give a checkpoint path, 'latest', or null")
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.discord_webhook_env):
@@ -462,21 +291,21 @@ class TrainConfig:
     def validate(self) -> None:
         """Check every section and the settings that depend on each other; ValueError names the field."""
         env = self.env
-        _check_types(env, "env")
+        check_field_types(env, "env")
         env.__post_init__()
         if not 1 <= env.blue_size <= 3:
             raise ValueError(f"env.blue_size={env.blue_size}: must be 1 to 3")
         if not 0 <= env.orange_size <= 3:
             raise ValueError(f"env.orange_size={env.orange_size}: must be 0 to 3")
-        _at_least(env.tick_skip, 1, "env.tick_skip")
+        at_least(env.tick_skip, 1, "env.tick_skip")
         if env.num_workers is not None:
-            _at_least(env.num_workers, 1, "env.num_workers")
+            at_least(env.num_workers, 1, "env.num_workers")
         unknown = sorted(set(env.state_setter) - set(_STATE_SETTERS))
         if unknown:
             allowed = ", ".join(_STATE_SETTERS)
             raise ValueError(f"env.state_setter.{unknown[0]} is not a state setter; allowed: {allowed}")
-        _at_least(env.episode_seconds, 0.0, "env.episode_seconds")
-        _at_least(env.no_touch_seconds, 0.0, "env.no_touch_seconds")
+        at_least(env.episode_seconds, 0.0, "env.episode_seconds")
+        at_least(env.no_touch_seconds, 0.0, "env.no_touch_seconds")
         for section in (self.ppo, self.model, self.speed, self.run):
             section.validate()
 
@@ -520,7 +349,7 @@ def _field_hint(section: str, name: str) -> Any:
     """Type of section.name; ValueError with a suggestion when either is unknown."""
     if section not in SECTIONS:
         raise _unknown("section", section, list(SECTIONS))
-    types_ = _field_types(SECTIONS[section])
+    types_ = field_types(SECTIONS[section])
     if name not in types_:
         raise _unknown("setting", f"{section}.{name}", list(types_))
     return types_[name]
@@ -558,8 +387,8 @@ def parse_override_tokens(tokens: Sequence[str]) -> dict[str, dict[str, Any]]:
             elif hint is bool:
                 text = "true"
             else:
-                raise ValueError(f"{token}: needs a value ({_type_name(hint)})")
-        result.setdefault(section, {})[name] = _parse_text(text, hint, f"{section}.{name}")
+                raise ValueError(f"{token}: needs a value ({type_name(hint)})")
+        result.setdefault(section, {})[name] = parse_text(text, hint, f"{section}.{name}")
     return result
 
 
@@ -581,7 +410,7 @@ def config_from_dict(data: Mapping[str, Any], where: str = "") -> TrainConfig:
             if not isinstance(values, Mapping):
                 raise ValueError(f"{section}: expected a mapping of settings, got {values!r}")
             sections[section] = {
-                name: _check(value, _field_hint(section, str(name)), f"{section}.{name}")
+                name: check_value(value, _field_hint(section, str(name)), f"{section}.{name}")
                 for name, value in values.items()
             }
         except ValueError as error:
