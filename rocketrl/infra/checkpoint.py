@@ -19,19 +19,26 @@ import hashlib
 import json
 import math
 import os
-import random
 import re
 import secrets
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file
+
+from rocketrl.infra.rng import rng_state, set_rng_state
+from rocketrl.infra.state_tree import (
+    ARRAY_TAG,
+    decode_tree,
+    encode_tree,
+    flatten_state,
+    path_str,
+    unflatten_state,
+)
 
 __all__ = [
     "FORMAT",
@@ -53,234 +60,11 @@ FORMAT_VERSION = 1
 METADATA_KEY = "rocketrl"
 
 # Structure markers: a JSON object with exactly one of these keys is a marker, never user data.
-_TENSOR = "__tensor__"  # {"__tensor__": key} -> torch.Tensor
-_NDARRAY = "__ndarray__"  # {"__ndarray__": key} -> np.ndarray (stored as a tensor)
-_TUPLE = "__tuple__"  # {"__tuple__": [...]} -> tuple
-_DICT = "__dict__"  # {"__dict__": [[key, value], ...]} -> dict with int (or marker-like) keys
-_FLOAT = "__float__"  # {"__float__": "nan" | "inf" | "-inf"} -> float
-_TAGS = frozenset({_TENSOR, _NDARRAY, _TUPLE, _DICT, _FLOAT})
-_RESERVED_KEYS = frozenset({"__metadata__"})  # safetensors reserves this tensor name
-
 _TMP_SUFFIX = ".tmp"
 
 
 class CheckpointError(ValueError):
     """A file that is not a readable rocketrl checkpoint: truncated, corrupt, foreign or too new."""
-
-
-# ----------------------------------------------------------------------------------------------------------
-# State flattening
-# ----------------------------------------------------------------------------------------------------------
-
-
-def _path_str(path: tuple[str, ...]) -> str:
-    return ".".join(path) if path else "<root>"
-
-
-def _encode_float(value: float) -> Any:
-    if math.isfinite(value):
-        return value
-    return {_FLOAT: "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
-
-
-def _encode(obj: Any, path: tuple[str, ...], on_tensor: Callable[[Any, tuple[str, ...]], Any], seen: set[int]) -> Any:
-    """Encode ``obj`` as strict JSON, handing tensors and arrays to ``on_tensor``."""
-    if obj is None or isinstance(obj, (bool, str)):
-        return obj
-    if isinstance(obj, int):
-        return int(obj)
-    if isinstance(obj, float):
-        return _encode_float(float(obj))
-    if isinstance(obj, (torch.Tensor, np.ndarray)):
-        return on_tensor(obj, path)
-    if isinstance(obj, np.generic):  # numpy scalar: stored as the matching Python scalar
-        return _encode(obj.item(), path, on_tensor, seen)
-    if not isinstance(obj, (dict, list, tuple)):
-        raise TypeError(
-            f"cannot checkpoint {type(obj).__name__} at {_path_str(path)!r}: only dicts, lists, tuples, "
-            "tensors, numpy arrays and JSON scalars (None, bool, int, float, str) are data"
-        )
-    if id(obj) in seen:
-        raise ValueError(f"cannot checkpoint a self-referencing structure at {_path_str(path)!r}")
-    seen.add(id(obj))
-    try:
-        if isinstance(obj, dict):
-            for key in obj:
-                if isinstance(key, bool) or not isinstance(key, (str, int)):
-                    raise TypeError(
-                        f"cannot checkpoint dict key {key!r} ({type(key).__name__}) at "
-                        f"{_path_str(path)!r}: keys must be str or int"
-                    )
-            items = [(key, _encode(value, (*path, str(key)), on_tensor, seen)) for key, value in obj.items()]
-            plain = all(isinstance(key, str) for key in obj) and not (len(obj) == 1 and next(iter(obj)) in _TAGS)
-            if plain:
-                return dict(items)
-            return {_DICT: [[int(key) if isinstance(key, int) else key, value] for key, value in items]}
-        encoded = [_encode(value, (*path, str(i)), on_tensor, seen) for i, value in enumerate(obj)]
-        return {_TUPLE: encoded} if isinstance(obj, tuple) else encoded
-    finally:
-        seen.discard(id(obj))
-
-
-def _decode(obj: Any, resolve: Callable[[str, str], Any]) -> Any:
-    """Inverse of :func:`_encode`; ``resolve(tag, key)`` returns the tensor or array for a marker."""
-    if obj is None or isinstance(obj, (bool, int, float, str)):
-        return obj
-    if isinstance(obj, list):
-        return [_decode(value, resolve) for value in obj]
-    if not isinstance(obj, dict):
-        raise ValueError(f"malformed checkpoint structure: unexpected {type(obj).__name__}")
-    if len(obj) == 1:
-        ((tag, value),) = obj.items()
-        if tag in (_TENSOR, _NDARRAY):
-            if not isinstance(value, str):
-                raise ValueError(f"malformed checkpoint structure: {tag} marker holds {value!r}")
-            return resolve(tag, value)
-        if tag == _TUPLE:
-            if not isinstance(value, list):
-                raise ValueError(f"malformed checkpoint structure: {tag} marker holds {type(value).__name__}")
-            return tuple(_decode(item, resolve) for item in value)
-        if tag == _FLOAT:
-            if value not in ("nan", "inf", "-inf"):
-                raise ValueError(f"malformed checkpoint structure: {tag} marker holds {value!r}")
-            return float(value)
-        if tag == _DICT:
-            if not isinstance(value, list) or not all(isinstance(item, list) and len(item) == 2 for item in value):
-                raise ValueError(f"malformed checkpoint structure: {tag} marker does not hold [key, value] pairs")
-            out = {}
-            for key, item in value:
-                if isinstance(key, bool) or not isinstance(key, (str, int)):
-                    raise ValueError(f"malformed checkpoint structure: dict key {key!r}")
-                out[key] = _decode(item, resolve)
-            return out
-    return {key: _decode(value, resolve) for key, value in obj.items()}
-
-
-def _view_id(tensor: torch.Tensor) -> tuple | None:
-    """Identity of the memory a tensor views (None when it has no storage to compare)."""
-    try:
-        ptr = tensor.untyped_storage().data_ptr()
-    except (RuntimeError, NotImplementedError):
-        return None
-    if ptr == 0:
-        return None
-    return (str(tensor.device), ptr, tensor.storage_offset(), tuple(tensor.shape), tensor.stride(), tensor.dtype)
-
-
-def flatten_state(state: Any, prefix: str = "") -> tuple[dict[str, torch.Tensor], Any]:
-    """Split nested state into ``(tensors, structure)``: tensors by unique dotted key, the rest as strict JSON.
-
-    Walks dicts (str or int keys; int keys come back as int), lists, tuples (come back as tuples), tensors,
-    numpy arrays (come back as arrays) and JSON scalars (non-finite floats survive). Each tensor is stored
-    under its dotted path (``prefix.`` + path, ``#n`` appended on a name clash) and replaced in the
-    structure by ``{"__tensor__": key}``. Tensors are detached, not copied; two entries viewing exactly the
-    same memory share one key and come back as one tensor.
-    """
-    tensors: dict[str, torch.Tensor] = {}
-    keys_by_view: dict[tuple, str] = {}
-
-    def on_tensor(obj: Any, path: tuple[str, ...]) -> Any:
-        tag = _TENSOR
-        if isinstance(obj, np.ndarray):
-            tag = _NDARRAY
-            if obj.dtype.hasobject or obj.dtype.fields is not None:
-                raise TypeError(f"cannot checkpoint numpy array of dtype {obj.dtype} at {_path_str(path)!r}")
-            try:
-                tensor = torch.from_numpy(np.ascontiguousarray(obj))
-            except TypeError as exc:
-                raise TypeError(f"cannot checkpoint numpy array at {_path_str(path)!r}: {exc}") from exc
-        else:
-            tensor = obj.detach()
-        if tensor.layout != torch.strided:
-            raise TypeError(f"cannot checkpoint {tensor.layout} tensor at {_path_str(path)!r}: only dense tensors")
-        view = _view_id(tensor) if tag == _TENSOR else None
-        if view is not None and view in keys_by_view:
-            return {tag: keys_by_view[view]}
-        base = ".".join(p for p in (prefix, *path) if p) or "tensor"
-        key, n = base, 1
-        while key in tensors or key in _RESERVED_KEYS:
-            n += 1
-            key = f"{base}#{n}"
-        tensors[key] = tensor
-        if view is not None:
-            keys_by_view[view] = key
-        return {tag: key}
-
-    structure = _encode(state, (), on_tensor, set())
-    return tensors, structure
-
-
-def unflatten_state(tensors: dict[str, torch.Tensor], structure: Any) -> Any:
-    """Exact inverse of :func:`flatten_state`: rebuild the nested state from ``(tensors, structure)``."""
-
-    def resolve(tag: str, key: str) -> Any:
-        if key not in tensors:
-            raise ValueError(f"malformed checkpoint structure: tensor {key!r} is missing")
-        tensor = tensors[key]
-        return tensor.cpu().numpy() if tag == _NDARRAY else tensor
-
-    return _decode(structure, resolve)
-
-
-# ----------------------------------------------------------------------------------------------------------
-# RNG state
-# ----------------------------------------------------------------------------------------------------------
-
-
-def rng_state() -> dict:
-    """Capture Python ``random``, numpy's global RNG, torch's CPU RNG and (if available) every CUDA RNG.
-
-    The result is plain flatten-able data: tuples of ints, JSON scalars and uint8 tensors.
-    """
-    kind, key, pos, has_gauss, cached_gaussian = np.random.get_state(legacy=True)
-    state: dict[str, Any] = {
-        "python": random.getstate(),
-        "numpy": {
-            "bit_generator": str(kind),
-            "key": [int(k) for k in key],
-            "pos": int(pos),
-            "has_gauss": int(has_gauss),
-            "cached_gaussian": float(cached_gaussian),
-        },
-        "torch": torch.get_rng_state(),
-    }
-    if torch.cuda.is_available():
-        state["cuda"] = list(torch.cuda.get_rng_state_all())
-    return state
-
-
-def set_rng_state(state: dict) -> None:
-    """Restore RNG state captured by :func:`rng_state` (also accepts it after a checkpoint round trip)."""
-    if "python" in state:
-        version, internal, gauss_next = state["python"]
-        random.setstate((int(version), tuple(int(x) for x in internal), gauss_next))
-    if "numpy" in state:
-        np_state = state["numpy"]
-        np.random.set_state(
-            (
-                np_state["bit_generator"],
-                np.asarray(np_state["key"], dtype=np.uint32),
-                int(np_state["pos"]),
-                int(np_state["has_gauss"]),
-                float(np_state["cached_gaussian"]),
-            )
-        )
-    if "torch" in state:
-        torch.set_rng_state(torch.as_tensor(state["torch"]).to("cpu", torch.uint8))
-    cuda_states = state.get("cuda")
-    if cuda_states:
-        if not torch.cuda.is_available():
-            warnings.warn("checkpoint holds CUDA RNG state but CUDA is not available; not restored", stacklevel=2)
-            return
-        count = torch.cuda.device_count()
-        if len(cuda_states) != count:
-            warnings.warn(
-                f"checkpoint holds CUDA RNG state for {len(cuda_states)} devices, this machine has "
-                f"{count}; restoring the first {min(count, len(cuda_states))}",
-                stacklevel=2,
-            )
-        for index, cuda_state in enumerate(cuda_states[:count]):
-            torch.cuda.set_rng_state(torch.as_tensor(cuda_state).to("cpu", torch.uint8), device=index)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -362,12 +146,12 @@ def save_checkpoint(path: str | Path, state: Any, meta: dict | None = None) -> P
     tensors = _prepare_tensors(path, tensors)
 
     def no_tensor(obj: Any, where: tuple[str, ...]) -> Any:
-        raise TypeError(f"meta must be JSON data: found a {type(obj).__name__} at {_path_str(where)!r}")
+        raise TypeError(f"meta must be JSON data: found a {type(obj).__name__} at {path_str(where)!r}")
 
     payload = {
         "format": FORMAT,
         "version": FORMAT_VERSION,
-        "meta": _encode(meta or {}, (), no_tensor, set()),
+        "meta": encode_tree(meta or {}, (), no_tensor, set()),
         "structure": structure,
         "sha256": _digest(tensors),
     }
@@ -439,7 +223,7 @@ def _decode_meta(path: Path, payload: dict) -> dict:
         raise ValueError(f"meta holds a {tag} marker")
 
     try:
-        meta = _decode(payload["meta"], no_tensor)
+        meta = decode_tree(payload["meta"], no_tensor)
     except ValueError as exc:
         raise CheckpointError(f"{path}: corrupt checkpoint meta ({exc})") from exc
     if not isinstance(meta, dict):
@@ -480,10 +264,10 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tup
         if key not in tensors:
             raise ValueError(f"tensor {key!r} is missing")
         used.add(key)
-        return tensors[key].numpy() if tag == _NDARRAY else on_device[key]
+        return tensors[key].numpy() if tag == ARRAY_TAG else on_device[key]
 
     try:
-        state = _decode(payload["structure"], resolve)
+        state = decode_tree(payload["structure"], resolve)
     except ValueError as exc:
         raise CheckpointError(f"{path}: corrupt checkpoint structure ({exc})") from exc
     if used != set(tensors):
