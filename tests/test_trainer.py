@@ -255,3 +255,14 @@ def test_wandb_asked_for_but_missing_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "wandb", None)  # import wandb -> ImportError
     with pytest.raises(RuntimeError, match="pip install wandb"):
         TrainLogger(tmp_path, 10, quiet=True, wandb_config={})
+
+
+def test_a_second_signal_stops_at_once(tmp_path):
+    trainer = Trainer(small_config(tmp_path, "twice"))
+    try:
+        trainer._on_signal(signal.SIGINT, None)
+        assert trainer.stopped_by_signal == signal.SIGINT
+        with pytest.raises(KeyboardInterrupt, match="twice"):
+            trainer._on_signal(signal.SIGINT, None)
+    finally:
+        trainer.close()

@@ -381,8 +381,11 @@ class Trainer:
             signal.signal(sig, handler)
 
     def _on_signal(self, signum: int, frame: object) -> None:
-        """Finish the current update, save a checkpoint and stop."""
+        """First signal: finish the current update, save a checkpoint and stop. Second: stop now."""
+        if self._stop_signal is not None:
+            raise KeyboardInterrupt(f"signal {signum} received twice: stopping without a checkpoint")
         self._stop_signal = signum
+        print("stopping after this update (a checkpoint will be saved); signal again to stop at once", flush=True)
 
     @property
     def stopped_by_signal(self) -> int | None:
