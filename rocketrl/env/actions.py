@@ -47,11 +47,18 @@ class LookupTableAction:
         self.table = lookup_table().to(device)
         self.num_actions = self.table.shape[0]
 
-    def parse(self, actions: torch.Tensor, num_arenas: int, num_cars: int) -> torch.Tensor:
-        """Indices (A, C) (or (A, C, 1)) of an integer dtype -> controls (A, C, 8)."""
-        expected = (num_arenas, num_cars)
+    def parse(self, actions: torch.Tensor, num_arenas: int, num_cars: int, validate: bool = True) -> torch.Tensor:
+        """Indices (A, C) (or (A, C, 1)) of an integer dtype -> controls (A, C, 8).
+
+        validate=False skips the checks (shape, dtype, NaN, range) for callers that guarantee them.
+        """
         if actions.dim() == 3 and actions.shape[-1] == 1:
             actions = actions.squeeze(-1)
+        if validate:
+            self._check(actions, (num_arenas, num_cars))
+        return self.table[actions.long().to(self.table.device)]
+
+    def _check(self, actions: torch.Tensor, expected: tuple[int, int]) -> None:
         if tuple(actions.shape) != expected:
             raise InvalidActionError(
                 f"discrete actions have shape {tuple(actions.shape)}, expected {expected} (arenas, cars) of indices"
@@ -70,7 +77,6 @@ class LookupTableAction:
             raise InvalidActionError(
                 f"discrete action index {first} is out of range; valid indices are 0..{self.num_actions - 1}"
             )
-        return self.table[index.to(self.table.device)]
 
 
 class ContinuousAction:
@@ -80,16 +86,19 @@ class ContinuousAction:
     kind = "continuous"
     num_actions = NUM_CONTROLS
 
-    def parse(self, actions: torch.Tensor, num_arenas: int, num_cars: int) -> torch.Tensor:
-        expected = (num_arenas, num_cars, NUM_CONTROLS)
-        if tuple(actions.shape) != expected:
-            raise InvalidActionError(
-                f"continuous actions have shape {tuple(actions.shape)}, expected {expected} (arenas, cars, controls)"
-            )
-        if not actions.dtype.is_floating_point:
-            raise InvalidActionError(f"continuous actions have dtype {actions.dtype}; expected a float dtype")
-        if not torch.isfinite(actions).all():
-            raise InvalidActionError("continuous actions contain NaN or inf; every control must be finite")
+    def parse(self, actions: torch.Tensor, num_arenas: int, num_cars: int, validate: bool = True) -> torch.Tensor:
+        """Controls (A, C, 8) -> controls (A, C, 8); validate=False skips the shape, dtype and NaN checks."""
+        if validate:
+            expected = (num_arenas, num_cars, NUM_CONTROLS)
+            if tuple(actions.shape) != expected:
+                raise InvalidActionError(
+                    f"continuous actions have shape {tuple(actions.shape)}, expected {expected} "
+                    "(arenas, cars, controls)"
+                )
+            if not actions.dtype.is_floating_point:
+                raise InvalidActionError(f"continuous actions have dtype {actions.dtype}; expected a float dtype")
+            if not torch.isfinite(actions).all():
+                raise InvalidActionError("continuous actions contain NaN or inf; every control must be finite")
         analog = actions[..., :5].clamp(-1.0, 1.0)
         buttons = (actions[..., 5:] > 0).to(analog.dtype)
         return torch.cat([analog, buttons], dim=-1).float()

@@ -109,10 +109,7 @@ class BatchedEnv:
         if self._obs is None:
             raise RuntimeError("call BatchedEnv.reset() before step()")
         actions = torch.as_tensor(actions, device=self.device)
-        if self.config.validate_actions:
-            controls = self.action_parser.parse(actions, self.num_arenas, self.num_cars)
-        else:
-            controls = self._parse_unchecked(actions)
+        controls = self.action_parser.parse(actions, self.num_arenas, self.num_cars, self.config.validate_actions)
         prev_state = self.engine.state
         state = self.engine.step(controls)
         self.prev_controls = controls
@@ -156,12 +153,6 @@ class BatchedEnv:
             warnings.warn(f"env.compile: torch.compile failed ({error!r}); using eager mode", stacklevel=2)
             self._layer = self._eager_layer
             return self._eager_layer(prev, state, controls)
-
-    def _parse_unchecked(self, actions: torch.Tensor) -> torch.Tensor:
-        parser = self.action_parser
-        if parser.kind == "discrete":
-            return parser.table[actions.reshape(self.num_arenas, self.num_cars).long()]
-        return torch.cat([actions[..., :5].clamp(-1, 1), (actions[..., 5:] > 0).float()], dim=-1)
 
     def _episode_stats(self, done: torch.Tensor) -> dict[str, torch.Tensor]:
         return {

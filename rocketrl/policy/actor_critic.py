@@ -15,6 +15,15 @@ from torch.distributions import Categorical, Normal
 
 RecurrentState = tuple[torch.Tensor, torch.Tensor] | None
 
+
+def reset_state(state: RecurrentState, episode_start: torch.Tensor) -> RecurrentState:
+    """Zero the recurrent state (h, c) [1, B, H] of agents whose episode starts (episode_start [B])."""
+    if state is None:
+        return None
+    keep = (~episode_start).float().view(1, -1, 1)
+    return state[0] * keep, state[1] * keep
+
+
 _ACTIVATIONS: dict[str, type[nn.Module]] = {"elu": nn.ELU, "relu": nn.ReLU, "tanh": nn.Tanh}
 
 
@@ -96,11 +105,9 @@ class ActorCritic(nn.Module):
         if self.lstm is None:
             return obs
         assert state is not None
-        h, c = state
         outputs = []
         for t in range(obs.shape[0]):
-            keep = (~episode_start[t]).float().view(1, -1, 1)  # reset the state at episode boundaries
-            out, (h, c) = self.lstm(obs[t].unsqueeze(0), (h * keep, c * keep))
+            out, state = self.lstm(obs[t].unsqueeze(0), reset_state(state, episode_start[t]))
             outputs.append(out.squeeze(0))
         return torch.stack(outputs)
 
@@ -123,9 +130,8 @@ class ActorCritic(nn.Module):
 
         episode_start [B] bool zeroes the recurrent state of agents whose episode just began.
         """
-        if state is not None and episode_start is not None:
-            keep = (~episode_start).float().view(1, -1, 1)
-            state = (state[0] * keep, state[1] * keep)
+        if episode_start is not None:
+            state = reset_state(state, episode_start)
         features, state = self._features_step(obs, state)
         dist = self.distribution(features)
         if deterministic:

@@ -21,7 +21,7 @@ from rocketrl.config import TrainConfig, config_to_dict, save_resolved_config
 from rocketrl.env.batched import BatchedEnv
 from rocketrl.infra.checkpoint import CheckpointManager, load_checkpoint, rng_state, set_rng_state
 from rocketrl.infra.notify import DiscordNotifier
-from rocketrl.policy.actor_critic import ActorCritic
+from rocketrl.policy.actor_critic import ActorCritic, reset_state
 from rocketrl.ppo.gae import compute_gae
 from rocketrl.ppo.loss import explained_variance, normalize_advantages, ppo_losses
 from rocketrl.ppo.normalize import ObservationNormalizer, ReturnScaler
@@ -241,9 +241,7 @@ class Trainer:
                     norm_obs = self.obs_norm.normalize(obs)
                 else:
                     norm_obs = obs
-                if state is not None:
-                    keep = (~episode_start).float().view(1, -1, 1)
-                    state = (state[0] * keep, state[1] * keep)
+                state = reset_state(state, episode_start)
                 s.store_state(t, state)
                 with self._autocast():
                     action, logprob, value, state = self.model.act(norm_obs, state)
@@ -286,12 +284,7 @@ class Trainer:
             timings["env"] += t2 - t1
         with torch.no_grad():
             last = self.obs_norm.normalize(obs) if p.normalize_observations else obs
-            if state is not None:
-                keep = (~episode_start).float().view(1, -1, 1)
-                last_state = (state[0] * keep, state[1] * keep)
-            else:
-                last_state = None
-            last_value = self.model.value(last, last_state)
+            last_value = self.model.value(last, reset_state(state, episode_start))
         # next_values[t] = V(s_{t+1}) inside an episode; set above for truncations; 0 after termination.
         following = torch.cat([s.values[1:], last_value.unsqueeze(0)])
         s.next_values.copy_(torch.where(s.episode_end, s.next_values, following))
