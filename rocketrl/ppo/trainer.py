@@ -81,8 +81,7 @@ class Trainer:
         ).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5)
         p = cfg.ppo
-        lr_end = p.lr_end if p.lr_end is not None else 0.1 * p.learning_rate
-        self.lr_schedule = Schedule(kind=p.lr_schedule, start=p.learning_rate, end=lr_end)
+        self.lr_schedule = Schedule(kind=p.lr_schedule, start=p.learning_rate, end=p.resolved_lr_end)
         self.obs_norm = ObservationNormalizer(self.env.obs_size, self.device, clip=p.obs_clip)
         self.return_scaler = ReturnScaler(self.num_agents, p.gamma, self.device, clip=p.reward_clip)
         action_shape = () if discrete else (self.env.action_parser.num_actions,)
