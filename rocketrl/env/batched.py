@@ -13,14 +13,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from rocketrl.env.actions import make_action_parser
+from rocketrl.env.actions import ContinuousAction, InvalidActionError, make_action_parser
 from rocketrl.env.config import EnvConfig, default_rewards_path
 from rocketrl.env.done import DoneConditions
 from rocketrl.env.obs import DefaultObs
 from rocketrl.env.rewards import RewardConfig, RewardFunction
 from rocketrl.env.setters import make_setter
 from rocketrl.sim.arena import TICK_TIME
-from rocketrl.sim.rocketsim import RocketSimEngine
+from rocketrl.sim.engines import make_engine
 from rocketrl.sim.state import BatchState
 
 
@@ -53,17 +53,7 @@ class BatchedEnv:
             config = EnvConfig.from_dict({**vars(config), **overrides})
         self.config = config
         self.device = torch.device(device)
-        self.engine = RocketSimEngine(
-            config.num_arenas,
-            config.blue_size,
-            config.orange_size,
-            tick_skip=config.tick_skip,
-            num_workers=config.num_workers,
-            stepping=config.stepping,  # type: ignore[arg-type]
-            device=self.device,
-            seed=config.seed,
-            pin_memory=config.pin_memory,
-        )
+        self.engine = make_engine(config, self.device)
         self.num_arenas = config.num_arenas
         self.num_cars = config.blue_size + config.orange_size
         self.obs_builder = DefaultObs(config.blue_size, config.orange_size, self.device)
@@ -110,6 +100,21 @@ class BatchedEnv:
             raise RuntimeError("call BatchedEnv.reset() before step()")
         actions = torch.as_tensor(actions, device=self.device)
         controls = self.action_parser.parse(actions, self.num_arenas, self.num_cars, self.config.validate_actions)
+        return self.step_controls(controls, validate=False)
+
+    def step_controls(self, controls: torch.Tensor, validate: bool = True) -> StepResult:
+        """Step with car controls (A, C, 8) given directly (throttle, steer, pitch, yaw, roll, jump,
+        boost, handbrake), bypassing the action parser; used when each team has its own policy."""
+        if self._obs is None:
+            raise RuntimeError("call BatchedEnv.reset() before step_controls()")
+        controls = controls.to(self.device, torch.float32)
+        if validate:
+            expected = (self.num_arenas, self.num_cars, 8)
+            if tuple(controls.shape) != expected:
+                raise InvalidActionError(f"controls have shape {tuple(controls.shape)}, expected {expected}")
+            if not torch.isfinite(controls).all():
+                raise InvalidActionError("controls contain NaN or inf; every control must be finite")
+            controls = ContinuousAction().parse(controls, self.num_arenas, self.num_cars, validate=False)
         prev_state = self.engine.state
         state = self.engine.step(controls)
         self.prev_controls = controls
@@ -153,6 +158,20 @@ class BatchedEnv:
             warnings.warn(f"env.compile: torch.compile failed ({error!r}); using eager mode", stacklevel=2)
             self._layer = self._eager_layer
             return self._eager_layer(prev, state, controls)
+
+    def reset_arenas(self, mask: torch.Tensor) -> torch.Tensor:
+        """Reset the arenas where mask (A,) is true with the state setter, dropping their episodes
+        (no stats are reported for them); returns the observations of every arena (A, C, obs_size)."""
+        if self._obs is None:
+            return self.reset()
+        mask = mask.to(self.device, torch.bool)
+        if bool(mask.any()):
+            self._reset_arenas(mask)
+            fresh = self.obs_builder.build(self.engine.state.index(mask), self.prev_controls[mask])
+            obs = self._obs.clone()
+            obs[mask] = fresh
+            self._obs = obs
+        return self._obs
 
     def _episode_stats(self, done: torch.Tensor) -> dict[str, torch.Tensor]:
         return {

@@ -101,7 +101,8 @@ class TrainLogger:
             f"{step:>11,}/{self.total_steps:,} ({done:6.1%})  SPS {sps:>8,.0f}  return {mean_return:8.3f}  "
             f"len {mean_length:6.1f}  touch/min {touch_rate:5.2f}  kl {stats.values.get('approx_kl', 0.0):.4f}  "
             f"ev {stats.values.get('explained_variance', 0.0):5.2f}  "
-            f"env {timings['env']:.2f}s inf {timings['inference']:.2f}s learn {timings['learn']:.2f}s"
+            f"env {timings['env']:.2f}s copy {timings.get('copy', 0.0):.2f}s "
+            f"inf {timings['inference']:.2f}s learn {timings['learn']:.2f}s"
         )
         if self._live is not None:
             self._live.update(self._panel(trainer, stats, timings, sps, done, mean_return, mean_length, touch_rate))
@@ -151,8 +152,8 @@ class TrainLogger:
             "expl. var", f"{v.get('explained_variance', 0.0):.2f}",
         )  # fmt: skip
         table.add_row(
-            *(x for phase in ("env", "inference", "learn")
-              for x in (f"time {phase}", f"{timings[phase]:.2f}s ({timings[phase] / total:.0%})")),
+            *(x for phase in ("env", "copy", "inference", "learn")
+              for x in (f"time {phase}", f"{timings.get(phase, 0.0):.2f}s ({timings.get(phase, 0.0) / total:.0%})")),
         )  # fmt: skip
         layout = Table.grid()
         layout.add_row(ProgressBar(total=1.0, completed=done, width=60))

@@ -183,6 +183,11 @@ class PolicyActor:
         self.model = model
         self.normalizer = normalizer
         self.deterministic = deterministic
+        self.action_kind = "discrete" if model.discrete else "continuous"
+
+    def initial_state(self, batch: int, device: torch.device | str) -> RecurrentState:
+        """Zero recurrent state for `batch` agents (None for a feed-forward model)."""
+        return self.model.initial_state(batch, device)
 
     @torch.no_grad()
     def act(self, obs: torch.Tensor, state: RecurrentState = None) -> tuple[torch.Tensor, RecurrentState]:

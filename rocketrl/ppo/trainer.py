@@ -199,7 +199,7 @@ class Trainer:
         try:
             while self.counters.global_step < cfg.run.timesteps and self._stop_signal is None:
                 started = time.perf_counter()
-                timings = {"env": 0.0, "inference": 0.0, "learn": 0.0}
+                timings = {"env": 0.0, "copy": 0.0, "inference": 0.0, "learn": 0.0}
                 obs, state, episode_start = self._collect(obs, state, episode_start, timings)
                 t0 = time.perf_counter()
                 stats = self._update()
@@ -245,8 +245,10 @@ class Trainer:
                 with self._autocast():
                     action, logprob, value, state = self.model.act(norm_obs, state)
             t1 = time.perf_counter()
+            copied = getattr(self.env.engine, "copy_seconds", 0.0)
             result = self.env.step(action.reshape(a, n, *action.shape[1:]))
             t2 = time.perf_counter()
+            copy = getattr(self.env.engine, "copy_seconds", 0.0) - copied
             if self.cfg.run.debug:
                 self._check_finite(t, norm_obs=norm_obs, reward=result.reward, value=value, logprob=logprob)
             reward = result.reward.reshape(-1)
@@ -280,7 +282,8 @@ class Trainer:
             obs, episode_start = next_obs, ended
             self.counters.global_step += self.num_agents
             timings["inference"] += t1 - t0
-            timings["env"] += t2 - t1
+            timings["env"] += t2 - t1 - copy
+            timings["copy"] += copy
         with torch.no_grad():
             last = self.obs_norm.normalize(obs) if p.normalize_observations else obs
             last_value = self.model.value(last, reset_state(state, episode_start))

@@ -17,6 +17,7 @@ mode decides where the blocks run:
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
@@ -141,6 +142,8 @@ class RocketSimEngine:
         # overwriting the buffer while the previous copy may still read it.
         self._pinned = None
         self._copy_done = None
+        self.copy_seconds = 0.0
+        """Seconds spent so far copying controls to the host and the state to the device."""
         if pin_memory and self.device.type == "cuda" and torch.cuda.is_available():
             self._pinned = torch.empty_like(self._host).pin_memory()
             self._copy_done = torch.cuda.Event()
@@ -163,7 +166,9 @@ class RocketSimEngine:
         expected = (self.num_arenas, self.num_cars, CONTROL_WIDTH)
         if tuple(controls.shape) != expected:
             raise ValueError(f"controls have shape {tuple(controls.shape)}, expected {expected}")
+        copy_started = time.perf_counter()
         np.copyto(self._controls_np, controls.detach().to("cpu", torch.float32).numpy())
+        self.copy_seconds += time.perf_counter() - copy_started
         ticks = self.tick_skip
         if self._workers is not None:
             self._workers.command("step", ticks)
@@ -255,6 +260,14 @@ class RocketSimEngine:
     # ----------------------------------------------------------------------------------- readout
     def _publish(self) -> BatchState:
         """Copy the host buffer to the device once and slice it into a BatchState."""
+        copy_started = time.perf_counter()
+        try:
+            return self._build_state(self._copy_to_device())
+        finally:
+            self.copy_seconds += time.perf_counter() - copy_started
+
+    def _copy_to_device(self) -> torch.Tensor:
+        """The host buffer as one flat tensor on the device (a snapshot, safe from later steps)."""
         if self._pinned is not None and self._copy_done is not None:
             self._copy_done.synchronize()
             self._pinned.copy_(self._host)
@@ -264,7 +277,7 @@ class RocketSimEngine:
             flat = self._host.to(self.device)
         else:
             flat = self._host.clone()
-        return self._build_state(flat)
+        return flat
 
     def _build_state(self, flat: torch.Tensor) -> BatchState:
         lay, a, n = self._layout, self.num_arenas, self.num_cars

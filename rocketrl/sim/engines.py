@@ -1,0 +1,33 @@
+"""Engine factory: EnvConfig.engine -> an engine object with RocketSimEngine's interface.
+
+Every engine offers `state` (a BatchState), `step(controls (A, C, 8)) -> BatchState`,
+`reset(mask (A,), make_states)`, `num_workers` and `close()`, so BatchedEnv, the trainer,
+evaluation and diagnostics run on any of them unchanged.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from rocketrl.env.config import EnvConfig
+
+ENGINES = ("rocketsim",)
+
+
+def make_engine(config: EnvConfig, device: torch.device):
+    """Build the engine named by config.engine for config.num_arenas arenas."""
+    if config.engine == "rocketsim":
+        from rocketrl.sim.rocketsim import RocketSimEngine
+
+        return RocketSimEngine(
+            config.num_arenas,
+            config.blue_size,
+            config.orange_size,
+            tick_skip=config.tick_skip,
+            num_workers=config.num_workers,
+            stepping=config.stepping,  # type: ignore[arg-type]
+            device=device,
+            seed=config.seed,
+            pin_memory=config.pin_memory,
+        )
+    raise ValueError(f"env.engine={config.engine!r}: choose one of {', '.join(ENGINES)}")
