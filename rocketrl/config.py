@@ -27,6 +27,7 @@ from typing import Any, Literal
 import yaml
 
 from rocketrl.env.config import EnvConfig
+from rocketrl.league.config import LeagueConfig
 from rocketrl.typecheck import (
     at_least,
     check_field_types,
@@ -267,6 +268,8 @@ class TrainConfig:
     """Mixed precision, compilation and other speed switches."""
     run: RunConfig = field(default_factory=RunConfig)
     """Length, device, seed, logging and checkpoints."""
+    league: LeagueConfig = field(default_factory=LeagueConfig)
+    """Opponents (self-play, snapshots, RulePolicy), ratings, evaluation and the team-size curriculum."""
 
     def __post_init__(self) -> None:
         for name, cls in SECTIONS.items():
@@ -308,6 +311,10 @@ class TrainConfig:
         at_least(env.no_touch_seconds, 0.0, "env.no_touch_seconds")
         for section in (self.ppo, self.model, self.speed, self.run):
             section.validate()
+        check_field_types(self.league, "league")
+        self.league.validate()
+        if env.orange_size == 0 and not self.league.pure_selfplay:
+            raise ValueError("league.opponents: opponents other than selfplay need env.orange_size >= 1")
 
         ppo, model = self.ppo, self.model
         if model.lstm:
@@ -333,6 +340,7 @@ SECTIONS: dict[str, type] = {
     "model": ModelConfig,
     "speed": SpeedConfig,
     "run": RunConfig,
+    "league": LeagueConfig,
 }
 """The sections of a TrainConfig, in file order: name -> dataclass."""
 
@@ -450,6 +458,15 @@ def _read_yaml(path: Path) -> Any:
             raise ValueError(f"{path}: not valid YAML: {error}") from None
 
 
+def _packaged_or_absolute(text: str, folder: Path) -> str:
+    """A relative path from `folder`; when nothing is there, 'configs/<name>' falls back to the packaged file."""
+    resolved = Path(_absolute(text, folder))
+    packaged = Path(str(resources.files("rocketrl") / "configs")) / Path(text).name
+    if not resolved.exists() and not Path(text).is_absolute() and packaged.is_file():
+        return str(packaged)
+    return str(resolved)
+
+
 def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -> TrainConfig:
     """Defaults, then the YAML file at `path` (if any), then CLI-style `overrides`; validated.
 
@@ -469,9 +486,14 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -
         env = data.get("env")
         if isinstance(env, dict) and isinstance(env.get("rewards"), str):
             env["rewards"] = _absolute(env["rewards"], path.parent)
+        league = data.get("league")
+        if isinstance(league, dict) and isinstance(league.get("curriculum"), str):
+            league["curriculum"] = _packaged_or_absolute(league["curriculum"], path.parent)
     for section, values in parse_override_tokens(overrides).items():
         if section == "env" and isinstance(values.get("rewards"), str):
             values["rewards"] = _absolute(values["rewards"], Path.cwd())
+        if section == "league" and isinstance(values.get("curriculum"), str):
+            values["curriculum"] = _packaged_or_absolute(values["curriculum"], Path.cwd())
         current = data.get(section)
         data[section] = {**(current if isinstance(current, dict) else {}), **values}
     return config_from_dict(data, where)

@@ -41,6 +41,8 @@ class StepResult:
     episodes: dict[str, torch.Tensor]
     """Statistics of the episodes that ended this step, K = number of them: 'arena' (K,),
     'return' (K, C), 'length' (K,) steps, 'goals_blue' (K,), 'goals_orange' (K,), 'touches' (K, C)."""
+    state: BatchState | None = None
+    """The engine state this step ended in, before any auto-reset (events: goals, touches, demos)."""
 
 
 class BatchedEnv:
@@ -82,6 +84,13 @@ class BatchedEnv:
     @property
     def state(self) -> BatchState:
         return self.engine.state
+
+    @property
+    def observations(self) -> torch.Tensor:
+        """(A, C, obs_size) the observations to act on next (after the latest reset or step)."""
+        if self._obs is None:
+            raise RuntimeError("call BatchedEnv.reset() first")
+        return self._obs
 
     def seed(self, seed: int) -> None:
         """Reseed the reset generator (takes effect at the next reset)."""
@@ -137,7 +146,7 @@ class BatchedEnv:
             obs = obs.clone()
             obs[done] = fresh
         self._obs = obs
-        return StepResult(obs, reward, terminated, truncated, final_obs, episodes)
+        return StepResult(obs, reward, terminated, truncated, final_obs, episodes, state)
 
     def _eager_layer(
         self, prev: BatchState, state: BatchState, controls: torch.Tensor

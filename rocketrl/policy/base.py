@@ -78,3 +78,25 @@ def to_controls(kind: ActionKind, action: torch.Tensor) -> torch.Tensor:
     if kind == "controls":
         return action.float()
     raise ValueError(f"action_kind={kind!r}: expected 'discrete', 'continuous' or 'controls'")
+
+
+class PolicyDriver:
+    """Runs one policy for a fixed set of N agents: keeps their recurrent state, returns controls."""
+
+    def __init__(self, policy: Policy, num_agents: int, device: torch.device | str) -> None:
+        self.policy = policy
+        self.state = policy.initial_state(num_agents, device)
+
+    def act(self, obs: torch.Tensor, index: torch.Tensor | None = None) -> torch.Tensor:
+        """Controls [K, 8] for obs [N, O] of all N agents (index [K]: only those agents act; their
+        state advances) or, without index, for every agent."""
+        if index is None:
+            action, self.state = self.policy.act(obs, self.state)
+        else:
+            action, part = self.policy.act(obs[index], select_agents(self.state, index))
+            self.state = scatter_agents(self.state, index, part)
+        return to_controls(self.policy.action_kind, action)
+
+    def reset(self, episode_start: torch.Tensor) -> None:
+        """Zero the state of agents whose episode starts (episode_start [N] bool)."""
+        self.state = reset_agents(self.state, episode_start)

@@ -6,6 +6,7 @@ so B = arenas x cars agents act in one batched forward pass. `Trainer.learn()` r
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import signal
 import time
@@ -18,9 +19,11 @@ import numpy as np
 import torch
 
 from rocketrl.config import TrainConfig, config_to_dict, save_resolved_config
-from rocketrl.env.batched import BatchedEnv
+from rocketrl.env.batched import BatchedEnv, StepResult
+from rocketrl.env.config import EnvConfig
 from rocketrl.infra.checkpoint import CheckpointManager, load_checkpoint, rng_state, set_rng_state
 from rocketrl.infra.notify import DiscordNotifier
+from rocketrl.league.league import League
 from rocketrl.policy.actor_critic import ActorCritic, reset_state
 from rocketrl.ppo.gae import compute_gae
 from rocketrl.ppo.loss import explained_variance, normalize_advantages, ppo_losses
@@ -66,10 +69,12 @@ class Trainer:
         self.device = resolve_device(cfg.run.device)
         torch.manual_seed(cfg.run.seed)
         np.random.seed(cfg.run.seed)
-        self.env = env if env is not None else BatchedEnv(cfg.env, device=self.device)
-        self.num_agents = self.env.num_arenas * self.env.num_cars
+        self.run_dir = run_dir or make_run_dir(cfg)
+        self.config_dict = config_to_dict(cfg)
+        self.league = League(cfg.league, self.run_dir, self.device, cfg.run.seed) if uses_league(cfg) else None
+        self.env = env if env is not None else BatchedEnv(self._stage_env_config(), device=self.device)
         discrete = self.env.action_parser.kind == "discrete"
-        m = cfg.model
+        m, p = cfg.model, cfg.ppo
         self.model = ActorCritic(
             self.env.obs_size,
             self.env.action_parser.num_actions,
@@ -80,22 +85,10 @@ class Trainer:
             lstm_hidden=m.lstm_hidden if m.lstm else None,
         ).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5)
-        p = cfg.ppo
         self.lr_schedule = Schedule(kind=p.lr_schedule, start=p.learning_rate, end=p.resolved_lr_end)
         self.obs_norm = ObservationNormalizer(self.env.obs_size, self.device, clip=p.obs_clip)
-        self.return_scaler = ReturnScaler(self.num_agents, p.gamma, self.device, clip=p.reward_clip)
-        action_shape = () if discrete else (self.env.action_parser.num_actions,)
-        action_dtype = torch.long if discrete else torch.float32
-        self.storage = RolloutStorage(
-            p.rollout_steps,
-            self.num_agents,
-            self.env.obs_size,
-            action_shape,
-            action_dtype,
-            self.device,
-            lstm_hidden=m.lstm_hidden if m.lstm else None,
-            sequence_length=m.sequence_length,
-        )
+        self.return_scaler: ReturnScaler | None = None
+        self._setup_agents()
         self.counters = Counters()
         sp = cfg.speed
         # Mixed precision: bf16 autocast on any device; fp16 (CUDA only) with a gradient scaler.
@@ -103,7 +96,6 @@ class Trainer:
         self.scaler = torch.amp.GradScaler("cuda", enabled=sp.amp == "fp16" and self.device.type == "cuda")
         if sp.compile:
             self._compile_model()
-        self.run_dir = run_dir or make_run_dir(cfg)
         self.checkpoints = CheckpointManager(self.run_dir / "checkpoints", keep_best=cfg.run.keep_best)
         self.notifier = DiscordNotifier(cfg.run.discord_webhook_env, self.run_dir.name)
         self.shuffle = torch.Generator(device=self.device).manual_seed(cfg.run.seed)
@@ -112,6 +104,50 @@ class Trainer:
         self.recent_touch_rates: deque[float] = deque(maxlen=100)
         self.step_seconds = cfg.env.tick_skip / 120.0
         self._stop_signal: int | None = None
+
+    def _stage_env_config(self) -> EnvConfig:
+        """cfg.env with the team sizes of the current curriculum stage."""
+        if self.league is None or self.league.curriculum is None:
+            return self.cfg.env
+        stage = self.league.curriculum.stage
+        return dataclasses.replace(self.cfg.env, blue_size=stage.blue_size, orange_size=stage.orange_size)
+
+    def _setup_agents(self) -> None:
+        """Who the learner drives (the arena plan), and the storage and return scaler sized for it."""
+        p, m = self.cfg.ppo, self.cfg.model
+        self.plan = self.league.make_plan(self.env.config) if self.league is not None else None
+        if self.plan is not None and self.plan.pure_selfplay:
+            self.plan = None  # the learner drives every car: the plain self-play path
+        self.num_agents = self.plan.num_learners if self.plan else self.env.num_arenas * self.env.num_cars
+        units = self.num_agents * (p.rollout_steps // m.sequence_length if m.lstm else p.rollout_steps)
+        if p.minibatches > units:
+            raise ValueError(
+                f"ppo.minibatches={p.minibatches}: more minibatches than the {units} samples (or sequences) of a "
+                f"rollout of {self.num_agents} learner agents; lower ppo.minibatches or raise env.num_arenas"
+            )
+        previous = self.return_scaler
+        self.return_scaler = ReturnScaler(self.num_agents, p.gamma, self.device, clip=p.reward_clip)
+        if previous is not None:  # a new stage keeps the return statistics, not the per-agent returns
+            self.return_scaler.rms.load_state_dict(previous.rms.state_dict())
+        discrete = self.env.action_parser.kind == "discrete"
+        self.storage = RolloutStorage(
+            p.rollout_steps,
+            self.num_agents,
+            self.env.obs_size,
+            () if discrete else (self.env.action_parser.num_actions,),
+            torch.long if discrete else torch.float32,
+            self.device,
+            lstm_hidden=m.lstm_hidden if m.lstm else None,
+            sequence_length=m.sequence_length,
+        )
+
+    def _enter_stage(self) -> None:
+        """Rebuild the arenas for the current curriculum stage's team sizes (same network)."""
+        generator = self.env.generator.get_state()
+        self.env.close()
+        self.env = BatchedEnv(self._stage_env_config(), device=self.device)
+        self.env.generator.set_state(generator)
+        self._setup_agents()
 
     def _autocast(self) -> torch.autocast:
         return torch.autocast(
@@ -152,9 +188,15 @@ class Trainer:
             "recent_returns": list(self.recent_returns),
             "recent_lengths": list(self.recent_lengths),
             "recent_touch_rates": list(self.recent_touch_rates),
+            "league": self.league.state_dict() if self.league is not None else None,
         }
 
     def load_state_dict(self, state: dict) -> None:
+        if self.league is not None and state.get("league") is not None:
+            stage = self.league.curriculum.index if self.league.curriculum is not None else 0
+            self.league.load_state_dict(state["league"])
+            if self.league.curriculum is not None and self.league.curriculum.index != stage:
+                self._enter_stage()
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.obs_norm.load_state_dict(state["obs_norm"])
@@ -169,7 +211,12 @@ class Trainer:
 
     def save_checkpoint(self) -> Path:
         score = float(np.mean(self.recent_returns)) if self.recent_returns else None
-        meta = {"step": self.counters.global_step, "run": self.run_dir.name, "score": score}
+        meta = {
+            "step": self.counters.global_step,
+            "run": self.run_dir.name,
+            "score": score,
+            "config": config_to_dict(self.cfg),
+        }
         path = self.checkpoints.save(self.counters.global_step, self.state_dict(), meta=meta, score=score)
         self.notifier.send("checkpoint", f"step {self.counters.global_step:,}, mean return {score}")
         return path
@@ -190,9 +237,9 @@ class Trainer:
         """Train until run.timesteps agent-steps; returns the final counters."""
         cfg, p = self.cfg, self.cfg.ppo
         self._install_signal_handlers()
-        obs = self.env.reset().reshape(self.num_agents, -1)
-        state = self.model.initial_state(self.num_agents, self.device)
-        episode_start = torch.ones(self.num_agents, dtype=torch.bool, device=self.device)
+        if self.league is not None and not self.league.snapshots:
+            self.league.add_snapshot(self.model, self.obs_norm, self.config_dict, self.counters.global_step)
+        obs, state, episode_start = self._restart_episodes()
         next_checkpoint = (self.counters.global_step // cfg.run.checkpoint_interval + 1) * cfg.run.checkpoint_interval
         saved_at = -1
         self.notifier.send("start", f"step {self.counters.global_step:,} of {cfg.run.timesteps:,}")
@@ -200,11 +247,24 @@ class Trainer:
             while self.counters.global_step < cfg.run.timesteps and self._stop_signal is None:
                 started = time.perf_counter()
                 timings = {"env": 0.0, "copy": 0.0, "inference": 0.0, "learn": 0.0}
+                if self.plan is not None:
+                    self.league.assign_opponents(self.plan)  # type: ignore[union-attr]
                 obs, state, episode_start = self._collect(obs, state, episode_start, timings)
                 t0 = time.perf_counter()
                 stats = self._update()
                 timings["learn"] = time.perf_counter() - t0
                 self.counters.updates += 1
+                if self.league is not None:
+                    t0 = time.perf_counter()
+                    changed = self.league.after_update(self, self.counters.global_step)
+                    timings["league"] = time.perf_counter() - t0
+                    if changed is not None:
+                        history = self.league.curriculum.history[-1]  # type: ignore[union-attr]
+                        print(f"curriculum: {history['from']} -> {history['to']} at step {history['step']:,} "
+                              f"({history['reason']})", flush=True)  # fmt: skip
+                        self.notifier.send("stage", f"{history['from']} -> {history['to']} ({history['reason']})")
+                        self._enter_stage()
+                        obs, state, episode_start = self._restart_episodes()
                 sps = p.rollout_steps * self.num_agents / (time.perf_counter() - started)
                 if logger is not None:
                     logger.log_update(self, stats, timings, sps)  # type: ignore[attr-defined]
@@ -213,9 +273,7 @@ class Trainer:
                     saved_at = self.counters.global_step
                     next_checkpoint += cfg.run.checkpoint_interval
                     # Episodes restart at checkpoints, so a resumed run continues exactly.
-                    obs = self.env.reset().reshape(self.num_agents, -1)
-                    state = self.model.initial_state(self.num_agents, self.device)
-                    episode_start = torch.ones_like(episode_start)
+                    obs, state, episode_start = self._restart_episodes()
         except Exception as error:
             self.notifier.send("crash", f"step {self.counters.global_step:,}: {type(error).__name__}: {error}")
             raise
@@ -227,11 +285,44 @@ class Trainer:
         self.notifier.send(how, f"step {self.counters.global_step:,} after {self.counters.updates} updates")
         return self.counters
 
+    def _restart_episodes(self) -> tuple[torch.Tensor, object, torch.Tensor]:
+        """Reset every arena: learner observations [B, O], a zero recurrent state, all episodes starting."""
+        obs = self.env.reset()
+        state = self.model.initial_state(self.num_agents, self.device)
+        return self._learner_obs(obs), state, torch.ones(self.num_agents, dtype=torch.bool, device=self.device)
+
+    def _learner_obs(self, obs: torch.Tensor) -> torch.Tensor:
+        """Observations (A, C, O) -> the learner's [B, O]."""
+        flat = obs.reshape(-1, obs.shape[-1])
+        return flat if self.plan is None else flat[self.plan.learner_index]
+
+    def _step(self, action: torch.Tensor) -> StepResult:
+        """Step every arena: the learner's actions [B] (or [B, 8]) and, with a league, its opponents'."""
+        a, n = self.env.num_arenas, self.env.num_cars
+        if self.plan is None:
+            return self.env.step(action.reshape(a, n, *action.shape[1:]))
+        obs = self.env.observations.reshape(a * n, -1)
+        controls = torch.zeros(a * n, 8, device=self.device)
+        parser = self.env.action_parser
+        learner = action.view(1, -1, *action.shape[1:])
+        controls[self.plan.learner_index] = parser.parse(learner, 1, self.num_agents, validate=False).view(-1, 8)
+        for slot in self.plan.slots:
+            controls[slot.agents] = slot.driver.act(obs[slot.agents]).to(self.device)  # type: ignore[union-attr]
+        result = self.env.step_controls(controls.view(a, n, 8), validate=False)
+        if result.episodes:
+            ended = torch.zeros(a, dtype=torch.bool, device=self.device)
+            ended[result.episodes["arena"]] = True
+            for slot in self.plan.slots:
+                slot.driver.reset(ended[slot.agents // n])  # type: ignore[union-attr]
+            self.league.record_training_outcomes(self.plan, result.episodes)  # type: ignore[union-attr]
+        return result
+
     def _collect(
         self, obs: torch.Tensor, state, episode_start: torch.Tensor, timings: dict[str, float]
     ) -> tuple[torch.Tensor, object, torch.Tensor]:
-        """Fill the storage with rollout_steps steps of every agent."""
-        p, s, a, n = self.cfg.ppo, self.storage, self.env.num_arenas, self.env.num_cars
+        """Fill the storage with rollout_steps steps of every learner agent."""
+        p, s, n = self.cfg.ppo, self.storage, self.env.num_cars
+        plan = self.plan
         for t in range(p.rollout_steps):
             t0 = time.perf_counter()
             with torch.no_grad():
@@ -246,15 +337,20 @@ class Trainer:
                     action, logprob, value, state = self.model.act(norm_obs, state)
             t1 = time.perf_counter()
             copied = getattr(self.env.engine, "copy_seconds", 0.0)
-            result = self.env.step(action.reshape(a, n, *action.shape[1:]))
+            result = self._step(action)
             t2 = time.perf_counter()
             copy = getattr(self.env.engine, "copy_seconds", 0.0) - copied
             if self.cfg.run.debug:
                 self._check_finite(t, norm_obs=norm_obs, reward=result.reward, value=value, logprob=logprob)
-            reward = result.reward.reshape(-1)
-            ended = (result.terminated | result.truncated).repeat_interleave(n)
-            terminated = result.terminated.repeat_interleave(n)
-            truncated = result.truncated.repeat_interleave(n)
+            if plan is None:
+                reward = result.reward.reshape(-1)
+                terminated = result.terminated.repeat_interleave(n)
+                truncated = result.truncated.repeat_interleave(n)
+            else:
+                reward = result.reward.reshape(-1)[plan.learner_index]
+                terminated = result.terminated[plan.learner_arena]
+                truncated = result.truncated[plan.learner_arena]
+            ended = terminated | truncated
             s.obs[t] = norm_obs
             s.actions[t] = action
             s.logprobs[t] = logprob
@@ -264,21 +360,15 @@ class Trainer:
             s.terminated[t] = terminated
             s.episode_end[t] = ended
             s.next_values[t] = 0.0
-            next_obs = result.obs.reshape(self.num_agents, -1)
+            next_obs = self._learner_obs(result.obs)
             with torch.no_grad():
                 if bool(truncated.any()):
                     # Bootstrap truncated episodes from the value of their final observation.
-                    final = result.final_obs.reshape(self.num_agents, -1)
+                    final = self._learner_obs(result.final_obs)
                     final = self.obs_norm.normalize(final) if p.normalize_observations else final
                     s.next_values[t] = torch.where(truncated, self.model.value(final, state), 0.0)
             if result.episodes:
-                self.counters.episodes += len(result.episodes["arena"])
-                self.recent_returns.extend(result.episodes["return"].mean(dim=1).tolist())
-                self.recent_lengths.extend(result.episodes["length"].float().tolist())
-                # Touches per car per minute of game time, over each finished episode.
-                minutes = result.episodes["length"].float() * self.step_seconds / 60.0
-                rate = result.episodes["touches"].float().mean(dim=1) / minutes
-                self.recent_touch_rates.extend(rate.tolist())
+                self._record_episodes(result.episodes)
             obs, episode_start = next_obs, ended
             self.counters.global_step += self.num_agents
             timings["inference"] += t1 - t0
@@ -294,6 +384,21 @@ class Trainer:
             s.rewards, s.values, s.next_values, s.terminated, s.episode_end, p.gamma, p.gae_lambda
         )
         return obs, state, episode_start
+
+    def _record_episodes(self, episodes: dict[str, torch.Tensor]) -> None:
+        """Episode statistics of the learner's cars: mean return, length, touches per car-minute."""
+        self.counters.episodes += len(episodes["arena"])
+        if self.plan is None:
+            mask = torch.ones_like(episodes["return"], dtype=torch.bool)
+        else:
+            mask = self.plan.learner_mask[episodes["arena"]]
+        cars = mask.sum(dim=1).clamp(min=1)
+        self.recent_returns.extend(((episodes["return"] * mask).sum(dim=1) / cars).tolist())
+        self.recent_lengths.extend(episodes["length"].float().tolist())
+        # Touches per car per minute of game time, over each finished episode.
+        minutes = episodes["length"].float() * self.step_seconds / 60.0
+        touches = (episodes["touches"].float() * mask).sum(dim=1) / cars
+        self.recent_touch_rates.extend((touches / minutes).tolist())
 
     @staticmethod
     def _check_finite(step: int, **tensors: torch.Tensor) -> None:
@@ -400,20 +505,43 @@ class Trainer:
                     f"(arenas, cars, {self.model.obs_size})"
                 )
             with torch.no_grad():
-                flat = obs.reshape(self.num_agents, -1)
-                state = self.model.initial_state(self.num_agents, self.device)
+                flat = obs.reshape(self.env.num_arenas * self.env.num_cars, -1)
+                state = self.model.initial_state(flat.shape[0], self.device)
                 action, logprob, value, _ = self.model.act(flat, state, deterministic=True)
             if not (torch.isfinite(logprob).all() and torch.isfinite(value).all()):
                 raise RuntimeError("verify: the network returned NaN or inf on the first observations")
             result = self.env.step(action.reshape(self.env.num_arenas, self.env.num_cars, *action.shape[1:]))
             if not (torch.isfinite(result.obs).all() and torch.isfinite(result.reward).all()):
                 raise RuntimeError("verify: the environment returned NaN or inf after one step")
+            self._verify_league()
         finally:
             self.env.generator.set_state(env_rng)
             torch.set_rng_state(torch_rng)
 
+    def _verify_league(self) -> None:
+        """Every curriculum stage is readable and its observations fit the network; opponents can act."""
+        if self.league is None:
+            return
+        from rocketrl.env.obs import DefaultObs
+
+        stages = self.league.curriculum.stages if self.league.curriculum is not None else []
+        for stage in stages:
+            size = DefaultObs(stage.blue_size, stage.orange_size, self.device).size
+            if size != self.model.obs_size:
+                raise RuntimeError(
+                    f"verify: curriculum stage {stage.name!r} ({stage.blue_size}v{stage.orange_size}) has "
+                    f"observations of {size} floats but the network takes {self.model.obs_size}"
+                )
+        if self.plan is not None and any(slot.kind == "rule" for slot in self.plan.slots):
+            obs = self.env.reset().reshape(-1, self.model.obs_size)[:2]
+            controls = self.league.rule.act(obs, self.league.rule.initial_state(2, self.device))[0]
+            if tuple(controls.shape) != (2, 8) or not torch.isfinite(controls).all():
+                raise RuntimeError(f"verify: RulePolicy returned controls of shape {tuple(controls.shape)}")
+
     def close(self) -> None:
         self.env.close()
+        if self.league is not None:
+            self.league.close()
 
 
 def summarize(trainer: Trainer) -> str:
@@ -429,8 +557,8 @@ def summarize(trainer: Trainer) -> str:
         f"run           {trainer.run_dir}",
         f"device        {trainer.device}   precision {'fp32' if sp.amp == 'off' or not cuda else sp.amp}",
         f"engine        {cfg.env.engine} ({cfg.env.stepping}, {trainer.env.engine.num_workers} workers)",
-        f"arenas        {cfg.env.num_arenas} x {cfg.env.blue_size}v{cfg.env.orange_size} "
-        f"= {trainer.num_agents} agents (self-play, one policy)",
+        f"arenas        {cfg.env.num_arenas} x {trainer.env.config.blue_size}v{trainer.env.config.orange_size}, "
+        f"{trainer.num_agents} learner agents ({_opponents_text(trainer)})",
         f"network       {'LSTM ' + str(m.lstm_hidden) + ' + ' if m.lstm else ''}actor {m.actor_hidden} "
         f"critic {m.critic_hidden} {m.activation}, {params:,} parameters",
         f"batch         {batch:,} = {p.rollout_steps} steps x {trainer.num_agents} agents, "
@@ -443,6 +571,25 @@ def summarize(trainer: Trainer) -> str:
         f"pinned host memory={'off' if not cfg.env.pin_memory else 'active' if cuda else 'inactive on CPU'}",
     ]
     return "\n".join(lines)
+
+
+def _opponents_text(trainer: Trainer) -> str:
+    league = trainer.league
+    if league is None:
+        return "self-play, one policy"
+    plan = trainer.plan
+    counts = plan.counts if plan is not None else {"selfplay": trainer.env.num_arenas}
+    text = "arenas: " + ", ".join(f"{kind} {count}" for kind, count in counts.items() if count)
+    if league.curriculum is not None:
+        stages = " -> ".join(s.name for s in league.curriculum.stages)
+        text += f"; curriculum stage {league.curriculum.index + 1}/{len(league.curriculum.stages)}: {stages}"
+    return text
+
+
+def uses_league(cfg: TrainConfig) -> bool:
+    """A league is needed for opponents other than self-play, a curriculum or evaluation matches."""
+    lg = cfg.league
+    return not lg.pure_selfplay or lg.curriculum is not None or lg.eval_interval > 0
 
 
 def make_run_dir(cfg: TrainConfig) -> Path:

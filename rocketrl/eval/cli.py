@@ -1,0 +1,167 @@
+"""`rocketrl eval`: full games of a checkpoint against opponents, or a round-robin tournament.
+
+    rocketrl eval --checkpoint runs/x/checkpoints/step_X.safetensors --opponents rule_policy,PATH2 \\
+        --num-games 25 --team-size 1 [--json out.json]
+    rocketrl eval --tournament --policies rule_policy,PATH1,PATH2 --num-games 10
+
+Results update the ratings (Elo with RulePolicy anchored at 1500, and OpenSkill) stored in a league
+file: by default the checkpoint's run folder league.json, else --league PATH.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+from pathlib import Path
+
+from rocketrl.eval.match import MatchConfig, MatchResult, play_match
+from rocketrl.league.ratings import RatingTable, format_ranking
+
+
+def _team_size(text: str) -> tuple[int, int]:
+    """'1' -> (1, 1); '2v3' -> (2, 3)."""
+    try:
+        parts = [int(p) for p in text.lower().split("v")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--team-size {text!r}: give 1, 2, 3 or BLUEvORANGE such as 1v2") from None
+    blue, orange = (parts[0], parts[0]) if len(parts) == 1 else parts[:2]
+    if not (1 <= blue <= 3 and 1 <= orange <= 3) or len(parts) > 2:
+        raise argparse.ArgumentTypeError(f"--team-size {text!r}: each team needs 1 to 3 cars")
+    return blue, orange
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return value
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "eval",
+        help="play full games between policies; win rates, intervals and ratings",
+        description="Play full games (kickoffs after goals, a game clock, overtime) in batched arenas, "
+        "each side equally often. Policies: 'rule_policy', 'random' or a checkpoint path.",
+    )
+    p.add_argument("--checkpoint", help="the policy to evaluate (a checkpoint path, rule_policy or random)")
+    p.add_argument("--opponents", default="rule_policy", help="comma-separated opponents (default rule_policy)")
+    p.add_argument("--tournament", action="store_true", help="round robin among --policies and a ranking table")
+    p.add_argument("--policies", default=None, help="comma-separated policies of the tournament")
+    p.add_argument("--num-games", type=_positive, default=25, help="games per pairing (default 25)")
+    p.add_argument("--team-size", type=_team_size, default=(1, 1), help="1, 2, 3 or BLUEvORANGE (default 1)")
+    p.add_argument("--game-seconds", type=float, default=300.0, help="game clock in seconds (default 300)")
+    p.add_argument("--no-overtime", action="store_true", help="a level game at the end of the clock is a draw")
+    p.add_argument("--max-overtime-seconds", type=float, default=300.0, help="overtime cap, then a draw")
+    p.add_argument("--arenas", type=_positive, default=None, help="arenas side by side (default min(games, 64))")
+    p.add_argument("--workers", type=_positive, default=None, help="stepping workers (default: CPU cores)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--deterministic", action="store_true", help="checkpoints act greedily instead of sampling")
+    p.add_argument("--device", default="cpu", help="device of the networks (cpu or cuda)")
+    p.add_argument("--league", default=None, help="ratings file to update (default: <run>/league.json)")
+    p.add_argument("--no-ratings", action="store_true", help="do not read or update any ratings file")
+    p.add_argument("--replays", default=None, metavar="DIR", help="save every game as a replay in DIR")
+    p.add_argument("--json", default=None, metavar="PATH", help="write the results as JSON")
+    p.set_defaults(func=cmd_eval)
+
+
+def _ratings_path(args: argparse.Namespace, specs: list[str]) -> Path | None:
+    if args.no_ratings:
+        return None
+    if args.league:
+        return Path(args.league)
+    for spec in specs:
+        path = Path(spec)
+        if path.suffix == ".safetensors" and path.is_file():
+            return path.resolve().parent.parent / "league.json"
+    return None
+
+
+def _load_table(path: Path | None) -> tuple[RatingTable, dict]:
+    """The rating table of a league file (a league summary with 'ratings', or a bare table) and the file's data."""
+    if path is None or not path.is_file():
+        return RatingTable(), {}
+    data = json.loads(path.read_text())
+    table = RatingTable.from_dict(data["ratings"] if "ratings" in data else data)
+    return table, data
+
+
+def _save_table(path: Path, table: RatingTable, data: dict) -> None:
+    data = dict(data)
+    if "ratings" in data or not data:
+        data["ratings"] = table.to_dict()
+    else:
+        data = table.to_dict()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=float))
+    os.replace(tmp, path)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from rocketrl.policy.load import load_policy, policy_name
+
+    if args.tournament:
+        if not args.policies:
+            raise ValueError("--tournament needs --policies A,B[,C...] (rule_policy, random or checkpoint paths)")
+        specs = [s.strip() for s in args.policies.split(",") if s.strip()]
+        if len(specs) < 2:
+            raise ValueError("--policies: a tournament needs at least two policies")
+        pairings = list(itertools.combinations(specs, 2))
+    else:
+        if not args.checkpoint:
+            raise ValueError("--checkpoint is required (or use --tournament --policies ...)")
+        opponents = [s.strip() for s in args.opponents.split(",") if s.strip()]
+        if not opponents:
+            raise ValueError("--opponents: give at least one, e.g. rule_policy")
+        specs = [args.checkpoint, *opponents]
+        pairings = [(args.checkpoint, o) for o in opponents]
+    policies = {
+        spec: load_policy(spec, device=args.device, seed=args.seed, deterministic=args.deterministic) for spec in specs
+    }
+    names = {spec: policy_name(spec) for spec in specs}
+    ratings_path = _ratings_path(args, specs)
+    table, data = _load_table(ratings_path)
+    blue, orange = args.team_size
+    results: list[MatchResult] = []
+    for a, b in pairings:
+        config = MatchConfig(
+            num_games=args.num_games,
+            blue_size=blue,
+            orange_size=orange,
+            game_seconds=args.game_seconds,
+            overtime=not args.no_overtime,
+            max_overtime_seconds=args.max_overtime_seconds,
+            num_arenas=args.arenas,
+            num_workers=args.workers,
+            seed=args.seed,
+            replay_games="all" if args.replays else (),
+            replay_dir=str(Path(args.replays) / f"{_slug(names[a])}_vs_{_slug(names[b])}") if args.replays else None,
+        )
+        result = play_match(policies[a], policies[b], config, names[a], names[b], device=args.device)
+        table.record_many(names[a], names[b], result.wins, result.draws, result.losses)
+        results.append(result)
+        print(result.summary(), f"[{result.wall_seconds:.0f} s]", flush=True)
+    print()
+    print(format_ranking(table))
+    if ratings_path is not None:
+        _save_table(ratings_path, table, data)
+        print(f"ratings saved to {ratings_path}")
+    if args.json:
+        report = {
+            "team_size": f"{blue}v{orange}",
+            "num_games": args.num_games,
+            "game_seconds": args.game_seconds,
+            "results": [r.to_dict() for r in results],
+            "ratings": {row.name: {"elo": row.elo, "openskill": row.ordinal} for row in table.ranking()},
+        }
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(report, indent=2, default=float))
+        print(f"results written to {args.json}")
+    return 0
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)

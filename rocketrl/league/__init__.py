@@ -1,0 +1,1 @@
+"""League play: ratings of policies and replays of their games."""

@@ -1,0 +1,78 @@
+"""LeagueConfig: opponents, snapshots, matchmaking, periodic evaluation and the curriculum file."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+OPPONENT_KINDS = ("selfplay", "checkpoint", "rule")
+
+
+@dataclass
+class LeagueConfig:
+    """Who the learner plays against. The default, {selfplay: 1.0}, is pure self-play."""
+
+    opponents: dict[str, float] = field(default_factory=lambda: {"selfplay": 1.0})
+    """Share of arenas by opponent: selfplay (the learner on both sides), checkpoint (past snapshots),
+    rule (the scripted RulePolicy). In non-selfplay arenas the learner plays blue in even arenas and
+    orange in odd ones."""
+    snapshot_interval: int = 1_000_000
+    """Agent-steps between snapshots of the learner joining the opponent pool (one joins at the start)."""
+    pool_size: int = 20
+    """Most recent snapshots that can be picked as opponents."""
+    old_floor: float = 0.2
+    """Share of snapshot picks made uniformly over the pool regardless of rating (against forgetting)."""
+    opponent_groups: int = 2
+    """Snapshots met per rollout: the checkpoint arenas are split into this many groups."""
+    eval_interval: int = 0
+    """Agent-steps between evaluation matches (learner vs RulePolicy and a sampled snapshot) that update
+    the ratings; 0 disables them."""
+    eval_games: int = 16
+    """Games per evaluation match."""
+    eval_game_seconds: float = 60.0
+    """Game clock of evaluation games, seconds."""
+    eval_replays: bool = False
+    """Save a replay of every evaluation game in <run>/replays/."""
+    replay_top: int = 0
+    """Keep replays of the top-return training episodes, this many (0: none)."""
+    curriculum: str | None = None
+    """Path of a curriculum YAML (see configs/curriculum.yaml); null trains on env's team sizes throughout."""
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    @property
+    def pure_selfplay(self) -> bool:
+        return set(k for k, v in self.opponents.items() if v > 0) == {"selfplay"}
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first setting out of range."""
+        validate_opponents(self.opponents, "league.opponents")
+        if self.snapshot_interval < 1:
+            raise ValueError(f"league.snapshot_interval={self.snapshot_interval}: must be at least 1")
+        if self.pool_size < 1:
+            raise ValueError(f"league.pool_size={self.pool_size}: must be at least 1")
+        if not 0.0 <= self.old_floor <= 1.0:
+            raise ValueError(f"league.old_floor={self.old_floor}: must be in [0, 1]")
+        if self.opponent_groups < 1:
+            raise ValueError(f"league.opponent_groups={self.opponent_groups}: must be at least 1")
+        if self.eval_interval < 0:
+            raise ValueError(f"league.eval_interval={self.eval_interval}: must be 0 (off) or positive")
+        if self.eval_games < 1:
+            raise ValueError(f"league.eval_games={self.eval_games}: must be at least 1")
+        if self.eval_game_seconds <= 0:
+            raise ValueError(f"league.eval_game_seconds={self.eval_game_seconds}: must be positive")
+        if self.replay_top < 0:
+            raise ValueError(f"league.replay_top={self.replay_top}: must be 0 (off) or positive")
+
+
+def validate_opponents(opponents: dict[str, float], where: str) -> None:
+    """Opponent shares: known kinds, non-negative, not all zero."""
+    if not isinstance(opponents, dict) or not opponents:
+        raise ValueError(f"{where}={opponents!r}: give shares by opponent, e.g. {{selfplay: 0.6, rule: 0.4}}")
+    for kind, share in opponents.items():
+        if kind not in OPPONENT_KINDS:
+            raise ValueError(f"{where}.{kind} is not an opponent kind; allowed: {', '.join(OPPONENT_KINDS)}")
+        if not isinstance(share, (int, float)) or share < 0:
+            raise ValueError(f"{where}.{kind}={share!r}: a share must be a number >= 0")
+    if sum(opponents.values()) <= 0:
+        raise ValueError(f"{where}: the shares sum to 0; give at least one positive share")

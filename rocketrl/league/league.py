@@ -1,0 +1,272 @@
+"""League: the learner's opponents during training, their ratings, evaluation and the curriculum.
+
+- Snapshots of the learner join the pool every `snapshot_interval` agent-steps (one at the start),
+  stored as checkpoints in <run>/league/snapshots/ so `rocketrl eval` can load them too.
+- Matchmaking: a snapshot s is picked with weight p(1 - p), p the learner's Elo-predicted win
+  probability against s, so most games are close; `old_floor` of the picks are uniform over the
+  pool so old versions keep being played (against forgetting).
+- Evaluation every `eval_interval` agent-steps: full games against RulePolicy (anchored at Elo
+  1500) and a sampled snapshot update the ratings (Elo and OpenSkill) and the gate measures.
+- The curriculum (if any) advances after an update by steps or gate.
+Everything is saved with the trainer's checkpoints (JSON) and mirrored to <run>/league.json.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import deque
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from rocketrl.env.batched import BatchedEnv
+from rocketrl.env.config import EnvConfig
+from rocketrl.eval.match import MatchConfig, MatchResult, play_match
+from rocketrl.infra.checkpoint import save_checkpoint
+from rocketrl.league.config import LeagueConfig
+from rocketrl.league.curriculum import Curriculum, Stage, load_curriculum
+from rocketrl.league.plan import ArenaPlan
+from rocketrl.league.ratings import RatingTable
+from rocketrl.policy.actor_critic import PolicyActor
+from rocketrl.policy.base import Policy, PolicyDriver
+from rocketrl.policy.load import RULE_POLICY, policy_from_checkpoint
+
+LEARNER = "learner"
+
+
+class League:
+    """Opponent pool, matchmaking, ratings, evaluation and curriculum of one training run."""
+
+    def __init__(self, config: LeagueConfig, run_dir: Path, device: torch.device, seed: int = 0) -> None:
+        self.config = config
+        self.run_dir = Path(run_dir)
+        self.device = device
+        self.seed = seed
+        self.table = RatingTable()
+        self.table.add(RULE_POLICY)
+        self.table.add(LEARNER)
+        self.snapshots: list[dict] = []
+        """{'name', 'step', 'path'} of every snapshot, oldest first."""
+        self.next_snapshot = 0
+        self.next_eval = config.eval_interval if config.eval_interval else None
+        self.measures: dict[str, float] = {}
+        """Latest gate measures: win_rate_vs_rule, elo."""
+        self.training_results: dict[str, list[int]] = {}
+        """Opponent name -> [wins, draws, losses] of the learner in training episodes."""
+        self.recent: dict[str, deque[float]] = {"checkpoint": deque(maxlen=200), "rule": deque(maxlen=200)}
+        self.picks = np.random.default_rng(seed)
+        self.curriculum: Curriculum | None = load_curriculum(config.curriculum) if config.curriculum else None
+        self._rule: Policy | None = None
+        self._snapshot_policies: dict[str, Policy] = {}
+        self._eval_env: BatchedEnv | None = None
+        self.last_eval: dict[str, dict] = {}
+
+    # ------------------------------------------------------------------------------ stages
+    def stage(self, env: EnvConfig) -> Stage:
+        """The current stage; without a curriculum, one stage from env's team sizes and league.opponents."""
+        if self.curriculum is not None:
+            return self.curriculum.stage
+        return Stage("main", env.blue_size, env.orange_size, dict(self.config.opponents))
+
+    def make_plan(self, env: EnvConfig) -> ArenaPlan:
+        stage = self.stage(env)
+        return ArenaPlan(
+            env.num_arenas,
+            stage.blue_size,
+            stage.orange_size,
+            stage.opponents,
+            self.config.opponent_groups,
+            self.device,
+        )
+
+    # ------------------------------------------------------------------------------ opponents
+    @property
+    def rule(self) -> Policy:
+        if self._rule is None:
+            from rocketrl.policy.rule import RulePolicy
+
+            self._rule = RulePolicy(seed=self.seed)
+        return self._rule
+
+    def snapshot_policy(self, name: str) -> Policy:
+        if name not in self._snapshot_policies:
+            entry = next(s for s in self.snapshots if s["name"] == name)
+            if len(self._snapshot_policies) >= 8:  # keep a few networks in memory
+                self._snapshot_policies.pop(next(iter(self._snapshot_policies)))
+            self._snapshot_policies[name] = policy_from_checkpoint(self.run_dir / entry["path"], device=self.device)
+        return self._snapshot_policies[name]
+
+    def pick_probabilities(self) -> tuple[list[str], np.ndarray]:
+        """Names of the pickable snapshots and their probabilities: (1 - floor) * p(1-p)-weighted + floor * uniform."""
+        pool = [s["name"] for s in self.snapshots[-self.config.pool_size :]]
+        if not pool:
+            return [], np.zeros(0)
+        p = np.array([self.table.win_probability(LEARNER, name) for name in pool])
+        closeness = p * (1.0 - p)
+        uniform = np.full(len(pool), 1.0 / len(pool))
+        weights = closeness / closeness.sum() if closeness.sum() > 0 else uniform
+        floor = self.config.old_floor
+        return pool, (1.0 - floor) * weights + floor * uniform
+
+    def assign_opponents(self, plan: ArenaPlan) -> None:
+        """Give every opponent slot of `plan` a policy for the next rollout (fresh recurrent state)."""
+        for slot in plan.slots:
+            if slot.kind == "rule":
+                slot.name, policy = RULE_POLICY, self.rule
+            else:
+                pool, probs = self.pick_probabilities()
+                slot.name = pool[int(self.picks.choice(len(pool), p=probs))]
+                policy = self.snapshot_policy(slot.name)
+            slot.driver = PolicyDriver(policy, int(slot.agents.numel()), self.device)
+
+    def record_training_outcomes(self, plan: ArenaPlan, episodes: dict[str, torch.Tensor]) -> None:
+        """Count the learner's wins/draws/losses in finished episodes against each opponent."""
+        for arena, score in plan.learner_outcomes(episodes):
+            slot = next(s for s in plan.slots if bool((s.arenas == arena).any()))
+            counts = self.training_results.setdefault(slot.name, [0, 0, 0])
+            counts[0 if score == 1.0 else 1 if score == 0.5 else 2] += 1
+            self.recent[slot.kind].append(score)
+
+    # ------------------------------------------------------------------------------ after an update
+    def add_snapshot(self, model: torch.nn.Module, obs_norm, config_dict: dict, step: int) -> str:
+        """Save the learner's weights as a pool member rated at the learner's current Elo."""
+        name = f"snapshot_{step:012d}"
+        rel = Path("league") / "snapshots" / f"{name}.safetensors"
+        state = {
+            "model": {k: v.detach().clone() for k, v in model.state_dict().items()},
+            "obs_norm": obs_norm.state_dict(),
+        }
+        save_checkpoint(self.run_dir / rel, state, meta={"step": step, "config": config_dict, "snapshot": name})
+        self.snapshots.append({"name": name, "step": step, "path": str(rel)})
+        self.table.add(name, elo=self.table[LEARNER].elo)
+        self.next_snapshot = (step // self.config.snapshot_interval + 1) * self.config.snapshot_interval
+        return name
+
+    def evaluate(self, learner: PolicyActor, env_config: EnvConfig, step: int) -> dict[str, MatchResult]:
+        """Evaluation matches of the learner vs RulePolicy and vs a sampled snapshot; ratings updated."""
+        stage = self.stage(env_config)
+        cfg = self.config
+        if self._eval_env is None or (self._eval_env.config.blue_size, self._eval_env.config.orange_size) != (
+            stage.blue_size,
+            stage.orange_size,
+        ):
+            self.close()
+            self._eval_env = BatchedEnv(
+                EnvConfig(
+                    num_arenas=min(cfg.eval_games, 32),
+                    blue_size=stage.blue_size,
+                    orange_size=max(1, stage.orange_size),
+                    tick_skip=env_config.tick_skip,
+                    engine=env_config.engine,
+                    stepping=env_config.stepping,
+                    num_workers=env_config.num_workers,
+                    state_setter={"kickoff": 1.0},
+                    episode_seconds=0.0,
+                    no_touch_seconds=0.0,
+                    seed=self.seed + 7919,
+                ),
+                device=self.device,
+            )
+        env = self._eval_env
+        replays = str(self.run_dir / "replays" / f"eval_{step:012d}") if cfg.eval_replays else None
+        results: dict[str, MatchResult] = {}
+        opponents: list[tuple[str, Policy, int]] = [(RULE_POLICY, self.rule, cfg.eval_games)]
+        pool, probs = self.pick_probabilities()
+        if pool:
+            name = pool[int(self.picks.choice(len(pool), p=probs))]
+            opponents.append((name, self.snapshot_policy(name), max(2, cfg.eval_games // 2)))
+        for name, policy, games in opponents:
+            match = MatchConfig(
+                num_games=games,
+                game_seconds=cfg.eval_game_seconds,
+                max_overtime_seconds=cfg.eval_game_seconds,
+                seed=self.seed + step,
+                replay_games="all" if replays else (),
+                replay_dir=f"{replays}/{name}" if replays else None,
+            )
+            result = play_match(learner, policy, match, LEARNER, name, device=self.device, env=env)
+            self.table.record_many(LEARNER, name, result.wins, result.draws, result.losses)
+            results[name] = result
+        rule = results[RULE_POLICY]
+        self.measures = {"win_rate_vs_rule": rule.win_rate_interval()[0], "elo": self.table[LEARNER].elo}
+        summaries = {name: {k: v for k, v in r.to_dict().items() if k != "games"} for name, r in results.items()}
+        self.last_eval = {"step": step, "results": summaries}
+        return results
+
+    def after_update(self, trainer, step: int) -> str | None:
+        """Snapshots, evaluation and the curriculum after an update; returns a reason if the stage changed."""
+        cfg = self.config
+        if step >= self.next_snapshot:
+            self.add_snapshot(trainer.model, trainer.obs_norm, trainer.config_dict, step)
+        if self.next_eval is not None and step >= self.next_eval:
+            learner = PolicyActor(trainer.model, trainer.obs_norm if trainer.cfg.ppo.normalize_observations else None)
+            self.evaluate(learner, trainer.cfg.env, step)
+            self.next_eval = (step // cfg.eval_interval + 1) * cfg.eval_interval
+        changed = None
+        if self.curriculum is not None:
+            changed = self.curriculum.maybe_advance(step, self.measures)
+        self.save_summary()
+        return changed
+
+    def scalars(self) -> dict[str, float]:
+        """Values for TensorBoard under league/..."""
+        out = {"league/elo": self.table[LEARNER].elo, "league/openskill": self.table[LEARNER].ordinal}
+        out["league/pool_size"] = float(len(self.snapshots))
+        if "win_rate_vs_rule" in self.measures:
+            out["league/win_rate_vs_rule"] = self.measures["win_rate_vs_rule"]
+        for kind, scores in self.recent.items():
+            if scores:
+                out[f"league/train_score_vs_{kind}"] = float(np.mean(scores))
+        if self.curriculum is not None:
+            out["league/stage"] = float(self.curriculum.index)
+        return out
+
+    # ------------------------------------------------------------------------------ persistence
+    def state_dict(self) -> dict:
+        return {
+            "table": self.table.to_dict(),
+            "snapshots": [dict(s) for s in self.snapshots],
+            "next_snapshot": self.next_snapshot,
+            "next_eval": self.next_eval,
+            "measures": dict(self.measures),
+            "training_results": {k: list(v) for k, v in self.training_results.items()},
+            "recent": {k: list(v) for k, v in self.recent.items()},
+            "picks": self.picks.bit_generator.state,
+            "curriculum": self.curriculum.state_dict() if self.curriculum is not None else None,
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        self.table = RatingTable.from_dict(state["table"])
+        self.snapshots = [dict(s) for s in state["snapshots"]]
+        self.next_snapshot = int(state["next_snapshot"])
+        self.next_eval = None if state["next_eval"] is None else int(state["next_eval"])
+        self.measures = dict(state["measures"])
+        self.training_results = {k: list(v) for k, v in state["training_results"].items()}
+        for kind, values in state["recent"].items():
+            self.recent[kind] = deque(values, maxlen=200)
+        self.picks.bit_generator.state = state["picks"]
+        if self.curriculum is not None and state.get("curriculum") is not None:
+            self.curriculum.load_state_dict(state["curriculum"])
+        self._snapshot_policies.clear()
+
+    def save_summary(self) -> None:
+        """<run>/league.json: ratings, snapshots, stage and latest evaluation (atomic)."""
+        data = {
+            "ratings": self.table.to_dict(),
+            "snapshots": self.snapshots,
+            "measures": self.measures,
+            "training_results": self.training_results,
+            "curriculum": self.curriculum.state_dict() if self.curriculum is not None else None,
+            "last_eval": self.last_eval,
+        }
+        path = self.run_dir / "league.json"
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, indent=2, default=float))
+        os.replace(tmp, path)
+
+    def close(self) -> None:
+        if self._eval_env is not None:
+            self._eval_env.close()
+            self._eval_env = None

@@ -1,0 +1,95 @@
+"""Policies by name: 'rule_policy', 'random', or the path of a training checkpoint.
+
+A checkpoint is self-describing: its metadata holds the run's config (older checkpoints: the run
+folder's config.json two levels up), so the network is rebuilt with the shape it was trained with,
+and its observation normalizer is applied frozen.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+from rocketrl.infra.checkpoint import load_checkpoint, read_meta
+from rocketrl.policy.actor_critic import ActorCritic, PolicyActor
+from rocketrl.policy.base import Policy
+
+RULE_POLICY = "rule_policy"
+RANDOM_POLICY = "random"
+
+
+def checkpoint_config(path: Path) -> dict:
+    """The training config ({section: {field: value}}) a checkpoint was written with."""
+    meta = read_meta(path)
+    if isinstance(meta.get("config"), dict):
+        return meta["config"]
+    run_config = path.resolve().parent.parent / "config.json"
+    if run_config.is_file():
+        return json.loads(run_config.read_text())
+    raise ValueError(
+        f"{path}: the checkpoint does not record its config and no config.json was found in its run folder "
+        f"({run_config}); keep checkpoints inside their run folder (<run>/checkpoints/<file>)"
+    )
+
+
+def policy_from_checkpoint(path: str | Path, device: str | torch.device = "cpu", deterministic: bool = False):
+    """A PolicyActor with the network, weights and frozen observation normalizer of a checkpoint."""
+    from rocketrl.env.actions import make_action_parser
+    from rocketrl.ppo.normalize import ObservationNormalizer
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"checkpoint {path} does not exist; give the path of a .safetensors checkpoint")
+    config = checkpoint_config(path)
+    state, _ = load_checkpoint(path, device=device)
+    model_cfg, env_cfg = config.get("model", {}), config.get("env", {})
+    weights = state["model"]
+    obs_size = int(next(v for k, v in weights.items() if k.endswith("weight") and v.dim() == 2).shape[1])
+    action_kind = env_cfg.get("action", "discrete")
+    model = ActorCritic(
+        obs_size,
+        make_action_parser(action_kind).num_actions,
+        discrete=action_kind == "discrete",
+        actor_hidden=model_cfg.get("actor_hidden", (1024, 512, 256)),
+        critic_hidden=model_cfg.get("critic_hidden", (1024, 512, 256)),
+        activation=model_cfg.get("activation", "elu"),
+        lstm_hidden=model_cfg.get("lstm_hidden") if model_cfg.get("lstm") else None,
+    ).to(device)
+    model.load_state_dict(weights)
+    model.eval()
+    normalizer = None
+    if config.get("ppo", {}).get("normalize_observations", True) and "obs_norm" in state:
+        normalizer = ObservationNormalizer(obs_size, torch.device(device))
+        normalizer.load_state_dict(state["obs_norm"])
+        normalizer.frozen = True
+    return PolicyActor(model, normalizer, deterministic=deterministic)
+
+
+def load_policy(spec: str, device: str | torch.device = "cpu", seed: int = 0, deterministic: bool = False) -> Policy:
+    """'rule_policy' (also 'rule'), 'random', or a checkpoint path -> a Policy."""
+    if spec in (RULE_POLICY, "rule"):
+        from rocketrl.policy.rule import RulePolicy
+
+        return RulePolicy(seed=seed)
+    if spec == RANDOM_POLICY:
+        from rocketrl.policy.random_policy import RandomPolicy
+
+        return RandomPolicy(seed=seed)
+    if not Path(spec).exists():
+        raise FileNotFoundError(
+            f"policy {spec!r} is neither 'rule_policy', 'random' nor an existing checkpoint file; "
+            "give one of those (e.g. runs/<run>/checkpoints/<file>.safetensors)"
+        )
+    return policy_from_checkpoint(spec, device=device, deterministic=deterministic)
+
+
+def policy_name(spec: str) -> str:
+    """A short stable name for ratings: 'rule_policy', 'random', or '<run>/<checkpoint stem>'."""
+    if spec in (RULE_POLICY, "rule"):
+        return RULE_POLICY
+    if spec == RANDOM_POLICY:
+        return RANDOM_POLICY
+    path = Path(spec).resolve()
+    return f"{path.parent.parent.name}/{path.stem}"
