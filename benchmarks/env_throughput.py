@@ -5,8 +5,10 @@ For 1v1 and 2v2, with 1 and 2 workers, at 256 arenas (by default), it measures
   env: BatchedEnv.step with random discrete actions (agent-steps/s, and the same in arena-ticks/s),
 alternating one raw step and one env step so that drift in the machine's speed hits both alike,
 and reports ratio = env rate / raw rate (target >= 0.75), with the env layer eager and compiled
-(EnvConfig.compile). It also compares the engine's stepping
-modes (serial, multi_step, threads, processes) on the engine alone. Prints one JSON object.
+(EnvConfig.compile). The "ratios" map (env/raw eager and compiled, the worst configuration of each,
+and compiled/eager env speed, the median) is what `rocketrl bench --check` compares. It also compares
+the engine's stepping modes (serial, multi_step, threads, processes) on the engine alone. Prints one
+JSON object.
 
     python benchmarks/env_throughput.py [--arenas 256] [--steps 40] [--quick]
 """
@@ -133,6 +135,18 @@ def main(argv: list[str] | None = None) -> dict:
         "target_ratio": 0.75,
         "min_ratio_eager": min(row["ratio_env_to_raw"] for row in env_rows if not row["compiled_env_layer"]),
         "min_ratio_compiled": min(row["ratio_env_to_raw"] for row in env_rows if row["compiled_env_layer"]),
+    }
+    # Unitless ratios measured within this run, larger is better: `rocketrl bench --check` compares these.
+    eager = {
+        (r["team_size"], r["workers"]): r["env_agent_steps_per_s"] for r in env_rows if not r["compiled_env_layer"]
+    }
+    speedups = [
+        r["env_agent_steps_per_s"] / eager[(r["team_size"], r["workers"])] for r in env_rows if r["compiled_env_layer"]
+    ]
+    result["ratios"] = {
+        "env_to_raw_eager": result["min_ratio_eager"],
+        "env_to_raw_compiled": result["min_ratio_compiled"],
+        "compiled_to_eager": round(statistics.median(speedups), 3),
     }
     print(json.dumps(result, indent=2))
     return result

@@ -1,7 +1,10 @@
 """The `rocketrl` command.
 
+rocketrl train     train a bot with PPO
+rocketrl eval      play full games between policies (win rates, ratings, tournaments)
 rocketrl sim   run batched soccar arenas with random actions and print throughput
 rocketrl info  show versions, devices and where the collision meshes are
+rocketrl diagnose / bench / doctor  where the time goes, benchmark reports, installation checks
 """
 
 from __future__ import annotations
@@ -247,6 +250,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     info = sub.add_parser("info", help="show versions, devices and the collision meshes in use")
     info.set_defaults(func=cmd_info)
+
+    from rocketrl.eval import cli as eval_cli  # eval: parser and command
+    from rocketrl.infra import bench, diagnostics, doctor  # diagnose, bench, doctor: parsers and commands
+
+    for module in (eval_cli, diagnostics, bench, doctor):
+        module.add_parser(sub)
     return parser
 
 

@@ -27,7 +27,8 @@ class EnvConfig:
     tick_skip: int = DEFAULT_TICK_SKIP
     """Physics ticks per step (120 ticks per second); actions repeat for this many ticks."""
     engine: str = "rocketsim"
-    """Physics engine: 'rocketsim'."""
+    """Physics engine: 'rocketsim' (RocketSim on CPU threads/processes) or 'warp' (batched Warp kernels on the
+    training device; see rocketrl/sim/warp)."""
     stepping: str = "processes"
     """How RocketSim arenas are stepped: processes, threads, multi_step or serial."""
     num_workers: int | None = None
@@ -55,8 +56,8 @@ class EnvConfig:
     def __post_init__(self) -> None:
         if self.num_arenas < 1:
             raise ValueError(f"env.num_arenas={self.num_arenas}: must be at least 1")
-        if self.engine != "rocketsim":
-            raise ValueError(f"env.engine={self.engine!r}: the available engine is 'rocketsim'")
+        if self.engine not in ("rocketsim", "warp"):
+            raise ValueError(f"env.engine={self.engine!r}: choose 'rocketsim' or 'warp'")
         if self.action not in ("discrete", "continuous"):
             raise ValueError(f"env.action={self.action!r}: choose 'discrete' or 'continuous'")
 

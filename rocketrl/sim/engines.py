@@ -11,7 +11,7 @@ import torch
 
 from rocketrl.env.config import EnvConfig
 
-ENGINES = ("rocketsim",)
+ENGINES = ("rocketsim", "warp")
 
 
 def make_engine(config: EnvConfig, device: torch.device):
@@ -29,5 +29,16 @@ def make_engine(config: EnvConfig, device: torch.device):
             device=device,
             seed=config.seed,
             pin_memory=config.pin_memory,
+        )
+    if config.engine == "warp":
+        from rocketrl.sim.warp.engine import WarpEngine
+
+        return WarpEngine(
+            config.num_arenas,
+            config.blue_size,
+            config.orange_size,
+            tick_skip=config.tick_skip,
+            device=device,
+            seed=config.seed,
         )
     raise ValueError(f"env.engine={config.engine!r}: choose one of {', '.join(ENGINES)}")

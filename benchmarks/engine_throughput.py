@@ -1,0 +1,102 @@
+"""Engine throughput: the warp engine against RocketSim, arena-ticks/s and car-ticks/s, 1v1 and 2v2.
+
+Warp runs 1,024 to 65,536 arenas per launch (`--quick`: 1,024 and 4,096). RocketSim is measured at a
+smaller count (its cost grows linearly with arenas), stepped serially in this process and with one
+worker process per core, and reported per arena-tick. Controls are fixed per car (full throttle,
+boost, a steady steer) so cars drive, turn, touch and collide. Prints one JSON object with a "ratios"
+map: warp rate / RocketSim rate (best RocketSim mode), per team size and arena count.
+
+    python benchmarks/engine_throughput.py [--quick] [--steps 5] [--rocketsim-arenas 64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+
+import torch
+
+from rocketrl.sim.rocketsim import RocketSimEngine
+from rocketrl.sim.warp.engine import WarpEngine
+
+TICK_SKIP = 8
+
+
+def _controls(arenas: int, cars: int) -> torch.Tensor:
+    c = torch.zeros(arenas, cars, 8)
+    c[..., 0] = 1.0
+    c[..., 1] = torch.linspace(-0.5, 0.5, arenas * cars).view(arenas, cars)
+    c[..., 6] = 1.0
+    return c
+
+
+def _time_steps(step, steps: int) -> float:
+    """Seconds per step: the best of `steps` timed steps after one warm-up step."""
+    step()
+    best = float("inf")
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        step()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def bench_warp(arenas: int, team: int, steps: int) -> dict:
+    engine = WarpEngine(arenas, team, team, tick_skip=TICK_SKIP)
+    engine.t["controls"].copy_(_controls(arenas, 2 * team))
+    seconds = _time_steps(engine.step_raw, steps)
+    with_state = _time_steps(lambda: engine.step(engine.t["controls"].clone()), max(1, steps // 2))
+    engine.close()
+    rate = arenas * TICK_SKIP / seconds
+    return {
+        "arenas": arenas,
+        "arena_ticks_per_s": rate,
+        "car_ticks_per_s": rate * 2 * team,
+        "arena_ticks_per_s_with_state_snapshot": arenas * TICK_SKIP / with_state,
+    }
+
+
+def bench_rocketsim(arenas: int, team: int, steps: int, stepping: str) -> dict:
+    workers = os.cpu_count() or 1
+    engine = RocketSimEngine(arenas, team, team, tick_skip=TICK_SKIP, stepping=stepping, num_workers=workers)
+    try:
+        controls = _controls(arenas, 2 * team)
+        engine.step(controls)
+        seconds = _time_steps(engine.step_raw, steps)
+    finally:
+        engine.close()
+    rate = arenas * TICK_SKIP / seconds
+    return {"arenas": arenas, "stepping": stepping, "arena_ticks_per_s": rate, "car_ticks_per_s": rate * 2 * team}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="1,024 and 4,096 warp arenas, fewer steps")
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--rocketsim-arenas", type=int, default=64)
+    args = parser.parse_args()
+    counts = [1024, 4096] if args.quick else [1024, 4096, 16384, 65536]
+    steps = 2 if args.quick else args.steps
+    result: dict = {
+        "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(), "torch": torch.__version__},
+        "tick_skip": TICK_SKIP,
+        "warp_device": "cpu",
+        "rocketsim": {},
+        "warp": {},
+        "ratios": {},
+    }
+    for team in (1, 2):
+        key = f"{team}v{team}"
+        rs = [bench_rocketsim(args.rocketsim_arenas, team, steps, mode) for mode in ("serial", "processes")]
+        best = max(r["arena_ticks_per_s"] for r in rs)
+        result["rocketsim"][key] = rs
+        result["warp"][key] = [bench_warp(n, team, steps) for n in counts]
+        result["ratios"][key] = {str(w["arenas"]): w["arena_ticks_per_s"] / best for w in result["warp"][key]}
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

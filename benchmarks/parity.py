@@ -1,0 +1,66 @@
+"""Parity report: every measure of rocketrl.sim.warp.parity with its RocketSim value, warp value,
+error, bound and pass/miss. Prints JSON and writes it to --out (default warp_parity.json), plus a PNG
+bar chart of error / bound per measure next to it when matplotlib is installed.
+
+Ball measures: RocketSim's path length over 2 s and the warp ball's distance from RocketSim's at 2 s
+(error = distance / path). Goal measures: the step of the goal, -1 for none (must be identical).
+Car and kickoff measures: the quantity itself (relative error).
+
+    python benchmarks/parity.py [--out warp_parity.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from rocketrl.sim.warp.parity import run_all
+
+
+def plot(measures: list[dict], path: Path) -> bool:
+    """Bar chart of error / bound (1 = at the bound) per measure; False if matplotlib is missing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    names = [m["name"] for m in measures]
+    ratio = [m["error"] / m["bound"] if m["bound"] > 0 else (0.0 if m["passed"] else 2.0) for m in measures]
+    colours = ["tab:green" if m["passed"] else "tab:red" for m in measures]
+    fig, ax = plt.subplots(figsize=(9, 0.3 * len(names) + 1.5))
+    ax.barh(names, [min(r, 3.0) for r in ratio], color=colours)
+    ax.axvline(1.0, color="black", linestyle="--", linewidth=1)
+    ax.set_xlabel("error / bound (clipped at 3; dashed line = bound)")
+    ax.set_title("warp engine vs RocketSim")
+    ax.invert_yaxis()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=Path("warp_parity.json"))
+    args = parser.parse_args()
+    started = time.perf_counter()
+    measures = run_all()
+    report = {
+        "measures": measures,
+        "passed": sum(m["passed"] for m in measures),
+        "missed": [m["name"] for m in measures if not m["passed"]],
+        "seconds": time.perf_counter() - started,
+    }
+    png = args.out.with_suffix(".png")
+    report["plot"] = str(png) if plot(measures, png) else None
+    text = json.dumps(report, indent=2)
+    args.out.write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,368 @@
+"""Car controls -> velocity changes for one tick: ground driving, jumps, double jumps, dodges, air
+control and boost, following RocketSim's Car::_PreTickUpdate.
+
+Ground driving is a no-slip model of RocketSim's raycast vehicle: throttle, brake and boost change
+the forward speed, lateral velocity is removed by the tyres' side friction (scaled down by the
+handbrake), and the car yaws at forward speed x tan(steer angle) / wheelbase (a bicycle model of
+RocketSim's steered front wheels, without tyre slip). The car stands at a fixed height on
+the surface below it (no suspension); surfaces with n.z > -0.5 are drivable, walls included.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from rocketrl.sim.warp.constants import (
+    AIR_DAMPING,
+    AIR_TORQUE,
+    BOOST_ACCEL,
+    BOOST_GROUND_DECAY,
+    BOOST_GROUND_DECAY_MIN_VEL,
+    BOOST_MIN_TIME,
+    BOOST_USED_PER_SECOND,
+    BRAKE_ACCEL,
+    CAR_MAX_SPEED,
+    CAR_TORQUE_SCALE,
+    COASTING_BRAKE_FACTOR,
+    DODGE_DEADZONE,
+    DOUBLEJUMP_MAX_DELAY,
+    FLIP_BACKWARD_SCALE,
+    FLIP_BACKWARD_SCALE_X,
+    FLIP_INITIAL_VEL_SCALE,
+    FLIP_PITCHLOCK_TIME,
+    FLIP_SIDE_SCALE,
+    FLIP_TORQUE_TIME,
+    FLIP_TORQUE_X,
+    FLIP_TORQUE_Y,
+    FLIP_Z_DAMP_120,
+    FLIP_Z_DAMP_END,
+    FLIP_Z_DAMP_START,
+    GRAVITY_Z,
+    JUMP_ACCEL,
+    JUMP_IMMEDIATE,
+    JUMP_MAX_TIME,
+    JUMP_MIN_TIME,
+    JUMP_PRE_MIN_ACCEL_SCALE,
+    JUMP_RESET_TIME_PAD,
+    POWERSLIDE_FALL_RATE,
+    POWERSLIDE_RISE_RATE,
+    STOPPING_FORWARD_VEL,
+    THROTTLE_ACCEL,
+    THROTTLE_AIR_ACCEL,
+    THROTTLE_DEADZONE,
+    TICK_TIME,
+    WHEELBASE,
+    drive_torque_factor,
+    powerslide_steer_angle,
+    steer_angle,
+)
+from rocketrl.sim.warp.layout import (
+    F_AIR_TIME,
+    F_BOOST,
+    F_BOOST_TIME,
+    F_DODGE_X,
+    F_DODGE_Y,
+    F_FLIP_TIME,
+    F_HANDBRAKE,
+    F_JUMP_TIME,
+    I_GROUND,
+    I_HAS_DOUBLE_JUMPED,
+    I_HAS_FLIPPED,
+    I_HAS_JUMPED,
+    I_IS_JUMPING,
+    I_LAST_JUMP,
+    SimState,
+)
+
+
+@wp.func
+def sgn(x: float) -> float:
+    if x > 0.0:
+        return 1.0
+    if x < 0.0:
+        return -1.0
+    return 0.0
+
+
+@wp.func
+def ground_drive(
+    vel: wp.vec3,
+    fwd: wp.vec3,
+    right: wp.vec3,
+    up: wp.vec3,
+    throttle: float,
+    real_throttle: float,
+    steer: float,
+    handbrake_in: float,
+    handbrake: float,
+):
+    """Ground velocity and angular velocity after one tick of throttle, brake, tyre friction, steering."""
+    dt = TICK_TIME
+    f = wp.dot(vel, fwd)
+    lat = wp.dot(vel, right)
+    abs_f = wp.abs(f)
+    engine_throttle = real_throttle
+    brake = 0.0
+    if handbrake_in <= 0.0:
+        if wp.abs(real_throttle) >= THROTTLE_DEADZONE:
+            if abs_f > STOPPING_FORWARD_VEL and sgn(real_throttle) != sgn(f):
+                brake = 1.0
+                engine_throttle = 0.0
+        else:
+            engine_throttle = 0.0
+            brake = COASTING_BRAKE_FACTOR
+            if abs_f < STOPPING_FORWARD_VEL:
+                brake = 1.0
+    # DRIVE_SPEED_TORQUE_FACTOR_CURVE takes the signed forward speed, as in RocketSim.
+    factor = 1.0
+    if f > 0.0:
+        factor = drive_torque_factor(f)
+    f = f + engine_throttle * THROTTLE_ACCEL * factor * dt
+    if brake > 0.0:
+        dv = brake * BRAKE_ACCEL * dt
+        if wp.abs(f) <= dv:
+            f = 0.0
+        else:
+            f = f - sgn(f) * dv
+    # Tyre side friction: LAT_FRICTION_CURVE over the slip ratio, scaled by the handbrake.
+    slip = 0.0
+    if wp.abs(lat) > 5.0:
+        slip = wp.abs(lat) / (wp.abs(lat) + wp.abs(f))
+    lat_friction = 1.0 - 0.8 * slip
+    lat_friction = lat_friction * ((0.1 - 1.0) * handbrake + 1.0)
+    lat = lat * (1.0 - wp.min(lat_friction, 1.0))
+    angle = steer_angle(f)
+    if handbrake > 0.0:
+        angle = angle + (powerslide_steer_angle(f) - angle) * handbrake
+    yaw_rate = f * wp.tan(angle * steer) / WHEELBASE
+    normal = wp.dot(vel, up)
+    return fwd * f + right * lat + up * normal, up * yaw_rate
+
+
+@wp.func
+def air_control(
+    ang: wp.vec3,
+    fwd: wp.vec3,
+    right: wp.vec3,
+    up: wp.vec3,
+    pitch: float,
+    yaw: float,
+    roll: float,
+    has_flipped: int,
+    flip_time: float,
+    dodge_x: float,
+    dodge_y: float,
+):
+    """Angular velocity after one tick of air-control torque and damping, or of a dodge's torque."""
+    dt = TICK_TIME
+    dir_pitch = -right
+    dir_yaw = up
+    dir_roll = -fwd
+    do_air = 1
+    if has_flipped != 0 and flip_time < FLIP_TORQUE_TIME:
+        if dodge_x != 0.0 or dodge_y != 0.0:
+            do_air = 0
+            dy = dodge_y
+            if dy != 0.0 and pitch != 0.0 and sgn(dy) == sgn(pitch):
+                dy = 0.0
+                do_air = 1
+            ang = ang + (fwd * (dodge_x * FLIP_TORQUE_X) + right * (dy * FLIP_TORQUE_Y)) * dt
+    if do_air != 0:
+        pitch_scale = 1.0
+        if has_flipped != 0 and flip_time < FLIP_PITCHLOCK_TIME:
+            pitch_scale = 0.0
+        torque = (
+            dir_pitch * (pitch * pitch_scale * AIR_TORQUE[0])
+            + dir_yaw * (yaw * AIR_TORQUE[1])
+            + dir_roll * (roll * AIR_TORQUE[2])
+        )
+        damp_pitch = wp.dot(dir_pitch, ang) * AIR_DAMPING[0] * (1.0 - wp.abs(pitch * pitch_scale))
+        damp_yaw = wp.dot(dir_yaw, ang) * AIR_DAMPING[1] * (1.0 - wp.abs(yaw))
+        damp_roll = wp.dot(dir_roll, ang) * AIR_DAMPING[2]
+        damping = dir_yaw * damp_yaw + dir_pitch * damp_pitch + dir_roll * damp_roll
+        ang = ang + (torque - damping) * (CAR_TORQUE_SCALE * dt)
+    return ang
+
+
+@wp.func
+def dodge_impulse(vel: wp.vec3, fwd: wp.vec3, pitch: float, yaw: float, roll: float) -> wp.vec3:
+    """Horizontal velocity a dodge adds (RocketSim's replication of RLUtilities' dodge)."""
+    forward_speed = wp.dot(vel, fwd)
+    ratio = wp.abs(forward_speed) / CAR_MAX_SPEED
+    dx = -pitch
+    dy = yaw + roll
+    n = wp.sqrt(dx * dx + dy * dy)
+    if wp.abs(dy) < 0.1 and wp.abs(pitch) < 0.1:
+        return wp.vec3(0.0)
+    dx = dx / n
+    dy = dy / n
+    if wp.abs(dx) < 0.1:
+        dx = 0.0
+    if wp.abs(dy) < 0.1:
+        dy = 0.0
+    if dx == 0.0 and dy == 0.0:
+        return wp.vec3(0.0)
+    backwards = dx < 0.0
+    if wp.abs(forward_speed) >= 100.0:
+        backwards = (dx >= 0.0) != (forward_speed >= 0.0)
+    max_scale_x = 1.0
+    if backwards:
+        max_scale_x = FLIP_BACKWARD_SCALE
+    ix = dx * FLIP_INITIAL_VEL_SCALE * ((max_scale_x - 1.0) * ratio + 1.0)
+    iy = dy * FLIP_INITIAL_VEL_SCALE * ((FLIP_SIDE_SCALE - 1.0) * ratio + 1.0)
+    if backwards:
+        ix = ix * FLIP_BACKWARD_SCALE_X
+    a = wp.atan2(fwd[1], fwd[0])
+    ca = wp.cos(a)
+    sa = wp.sin(a)
+    return wp.vec3(ix * ca - iy * sa, ix * sa + iy * ca, 0.0)
+
+
+@wp.func
+def car_pre_tick(s: SimState, a: int, c: int):
+    """Apply car c's controls for one tick: wheels or air control, jump, dodge, boost, gravity."""
+    dt = TICK_TIME
+    q = s.car_rot[a, c]
+    vel = s.car_vel[a, c]
+    ang = s.car_ang[a, c]
+    fwd = wp.quat_rotate(q, wp.vec3(1.0, 0.0, 0.0))
+    right = wp.quat_rotate(q, wp.vec3(0.0, 1.0, 0.0))
+    up = wp.quat_rotate(q, wp.vec3(0.0, 0.0, 1.0))
+    throttle = wp.clamp(s.controls[a, c, 0], -1.0, 1.0)
+    steer = wp.clamp(s.controls[a, c, 1], -1.0, 1.0)
+    pitch = wp.clamp(s.controls[a, c, 2], -1.0, 1.0)
+    yaw = wp.clamp(s.controls[a, c, 3], -1.0, 1.0)
+    roll = wp.clamp(s.controls[a, c, 4], -1.0, 1.0)
+    jump = 0
+    if s.controls[a, c, 5] > 0.5:
+        jump = 1
+    boost_in = s.controls[a, c, 6] > 0.5
+    handbrake_in = 0.0
+    if s.controls[a, c, 7] > 0.5:
+        handbrake_in = 1.0
+    jump_pressed = jump != 0 and s.car_i[a, c, I_LAST_JUMP] == 0
+    on_ground = s.car_i[a, c, I_GROUND] != 0
+    boost = s.car_f[a, c, F_BOOST]
+    forward_speed = wp.dot(vel, fwd)
+
+    handbrake = s.car_f[a, c, F_HANDBRAKE]
+    if handbrake_in > 0.0:
+        handbrake = handbrake + POWERSLIDE_RISE_RATE * dt
+    else:
+        handbrake = handbrake - POWERSLIDE_FALL_RATE * dt
+    handbrake = wp.clamp(handbrake, 0.0, 1.0)
+    s.car_f[a, c, F_HANDBRAKE] = handbrake
+
+    real_throttle = throttle
+    if boost_in and boost > 0.0:
+        real_throttle = 1.0
+
+    has_flipped = s.car_i[a, c, I_HAS_FLIPPED]
+    flip_time = s.car_f[a, c, F_FLIP_TIME]
+    if on_ground:
+        vel, ang = ground_drive(vel, fwd, right, up, throttle, real_throttle, steer, handbrake_in, handbrake)
+    else:
+        ang = air_control(
+            ang,
+            fwd,
+            right,
+            up,
+            pitch,
+            yaw,
+            roll,
+            has_flipped,
+            flip_time,
+            s.car_f[a, c, F_DODGE_X],
+            s.car_f[a, c, F_DODGE_Y],
+        )
+        if throttle != 0.0:
+            vel = vel + fwd * (throttle * THROTTLE_AIR_ACCEL * dt)
+
+    # Jump (RocketSim's Car::_UpdateJump).
+    has_jumped = s.car_i[a, c, I_HAS_JUMPED]
+    is_jumping = s.car_i[a, c, I_IS_JUMPING]
+    jump_time = s.car_f[a, c, F_JUMP_TIME]
+    if on_ground and is_jumping == 0:
+        if not (has_jumped != 0 and jump_time < JUMP_MIN_TIME + JUMP_RESET_TIME_PAD):
+            has_jumped = 0
+    if is_jumping != 0:
+        if not (jump_time < JUMP_MIN_TIME or (jump != 0 and jump_time < JUMP_MAX_TIME)):
+            is_jumping = 0
+    elif on_ground and jump_pressed:
+        is_jumping = 1
+        jump_time = 0.0
+        vel = vel + up * JUMP_IMMEDIATE
+    if is_jumping != 0:
+        has_jumped = 1
+        accel = JUMP_ACCEL
+        if jump_time < JUMP_MIN_TIME:
+            accel = accel * JUMP_PRE_MIN_ACCEL_SCALE
+        vel = vel + up * (accel * dt)
+        jump_time = jump_time + dt
+
+    # Double jump or dodge (RocketSim's Car::_UpdateDoubleJumpOrFlip).
+    has_double = s.car_i[a, c, I_HAS_DOUBLE_JUMPED]
+    air_time = s.car_f[a, c, F_AIR_TIME]
+    if on_ground:
+        has_double = 0
+        has_flipped = 0
+        air_time = 0.0
+    else:
+        if has_jumped != 0 and is_jumping == 0:
+            air_time = air_time + dt
+        else:
+            air_time = 0.0
+        if jump_pressed and air_time < DOUBLEJUMP_MAX_DELAY and has_double == 0 and has_flipped == 0:
+            if wp.max(wp.max(wp.abs(yaw), wp.abs(pitch)), wp.abs(roll)) >= DODGE_DEADZONE:
+                flip_time = 0.0
+                has_flipped = 1
+                dx = -pitch
+                dy = yaw + roll
+                tx = 0.0
+                ty = 0.0
+                if not (wp.abs(dy) < 0.1 and wp.abs(pitch) < 0.1):
+                    n = wp.sqrt(dx * dx + dy * dy)
+                    tx = -dy / n
+                    ty = dx / n
+                s.car_f[a, c, F_DODGE_X] = tx
+                s.car_f[a, c, F_DODGE_Y] = ty
+                vel = vel + dodge_impulse(vel, fwd, pitch, yaw, roll)
+            else:
+                vel = vel + up * JUMP_IMMEDIATE
+                has_double = 1
+    if has_flipped != 0:
+        flip_time = flip_time + dt
+        if flip_time <= FLIP_TORQUE_TIME:
+            if flip_time >= FLIP_Z_DAMP_START and (vel[2] < 0.0 or flip_time < FLIP_Z_DAMP_END):
+                vel = wp.vec3(vel[0], vel[1], vel[2] * (1.0 - FLIP_Z_DAMP_120))
+
+    # Boost (RocketSim's Car::_UpdateBoost).
+    boost_time = s.car_f[a, c, F_BOOST_TIME]
+    if boost_time > 0.0:
+        if (not boost_in) and boost_time >= BOOST_MIN_TIME:
+            boost_time = 0.0
+        else:
+            boost_time = boost_time + dt
+    elif boost_in:
+        boost_time = dt
+    if boost > 0.0 and boost_time > 0.0:
+        boost = wp.max(boost - BOOST_USED_PER_SECOND * dt, 0.0)
+        scale = 1.0
+        if on_ground and forward_speed > BOOST_GROUND_DECAY_MIN_VEL:
+            scale = 1.0 - BOOST_GROUND_DECAY
+        vel = vel + fwd * (BOOST_ACCEL * scale * dt)
+
+    vel = vel + wp.vec3(0.0, 0.0, GRAVITY_Z * dt)
+
+    s.car_vel[a, c] = vel
+    s.car_ang[a, c] = ang
+    s.car_f[a, c, F_BOOST] = boost
+    s.car_f[a, c, F_BOOST_TIME] = boost_time
+    s.car_f[a, c, F_JUMP_TIME] = jump_time
+    s.car_f[a, c, F_FLIP_TIME] = flip_time
+    s.car_f[a, c, F_AIR_TIME] = air_time
+    s.car_i[a, c, I_HAS_JUMPED] = has_jumped
+    s.car_i[a, c, I_IS_JUMPING] = is_jumping
+    s.car_i[a, c, I_HAS_DOUBLE_JUMPED] = has_double
+    s.car_i[a, c, I_HAS_FLIPPED] = has_flipped
+    s.car_i[a, c, I_LAST_JUMP] = jump

@@ -1,0 +1,190 @@
+"""Physical constants of the warp engine, in Rocket League units (uu, uu/s, rad, s) unless noted.
+
+Values follow RocketSim's RLConst.h and public Rocket League references; the arena radii were
+measured on the public soccar collision meshes.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+# ---------------------------------------------------------------------------------------- world
+TICK_TIME = wp.constant(1.0 / 120.0)
+GRAVITY_Z = wp.constant(-650.0)
+
+# Arena (uu).
+EXTENT_X = wp.constant(4096.0)
+EXTENT_Y = wp.constant(5120.0)
+HEIGHT = wp.constant(2044.0)
+CORNER_SUM = wp.constant(8064.0)
+"""Corner planes: |x| + |y| = 8064 (45 degree cuts)."""
+SIDE_FLOOR_RADIUS = wp.constant(256.0)
+SIDE_CEIL_RADIUS = wp.constant(512.0)
+BACK_FLOOR_RADIUS = wp.constant(160.0)
+BACK_CEIL_RADIUS = wp.constant(512.0)
+CORNER_FLOOR_RADIUS = wp.constant(256.0)
+CORNER_CEIL_RADIUS = wp.constant(512.0)
+GOAL_HALF_WIDTH = wp.constant(892.755)
+GOAL_HEIGHT = wp.constant(642.775)
+GOAL_BACK_Y = wp.constant(6000.0)
+GOAL_MOUTH_Y = wp.constant(3800.0)
+"""The goal box starts this far inside the field, so its region and the field's overlap at the mouth."""
+GOAL_SCORE_Y = wp.constant(5124.25)
+
+# ----------------------------------------------------------------------------------------- ball
+BALL_RADIUS = wp.constant(91.25)
+BALL_ARENA_RADIUS = wp.constant(93.15)
+"""Ball radius against the arena (RocketSim's rest height: the mesh has a collision margin)."""
+BALL_MASS = wp.constant(30.0)
+BALL_DRAG = wp.constant(0.03)
+"""Linear damping: velocity *= (1 - 0.03) ** dt."""
+BALL_RESTITUTION = wp.constant(0.6)
+BALL_FRICTION = wp.constant(0.35)
+BALL_MAX_SPEED = wp.constant(6000.0)
+BALL_MAX_ANG_SPEED = wp.constant(6.0)
+RESTITUTION_MIN_SPEED = wp.constant(10.0)
+"""Below this approach speed a contact does not bounce (Bullet's restitution threshold, 0.2 m/s)."""
+
+# ------------------------------------------------------------------------------------------ car
+CAR_MASS = wp.constant(180.0)
+HITBOX_HALF = wp.constant(wp.vec3(60.2535, 43.3497, 19.32955))
+"""Octane hitbox half extents (full size 120.507 x 86.6994 x 38.6591)."""
+HITBOX_OFFSET = wp.constant(wp.vec3(13.8757, 0.0, 20.755))
+CAR_INV_INERTIA = wp.constant(
+    wp.vec3(
+        12.0 / (180.0 * (86.6994 * 86.6994 + 38.6591 * 38.6591)),
+        12.0 / (180.0 * (120.507 * 120.507 + 38.6591 * 38.6591)),
+        12.0 / (180.0 * (120.507 * 120.507 + 86.6994 * 86.6994)),
+    )
+)
+"""Inverse inertia of the hitbox box about the car origin, body axes (forward, right, up)."""
+CAR_REST_HEIGHT = wp.constant(17.0)
+"""Height of the car origin above a surface it stands on (RocketSim's spawn rest z)."""
+CAR_MAX_SPEED = wp.constant(2300.0)
+CAR_MAX_ANG_SPEED = wp.constant(5.5)
+WHEELBASE = wp.constant(85.0)
+"""Front to back axle (51.25 + 33.75 uu); steering curvature = tan(steer angle) / wheelbase."""
+
+THROTTLE_ACCEL = wp.constant(1600.0)
+"""Ground drive acceleration at full throttle below 1400 uu/s (THROTTLE_TORQUE_AMOUNT on 4 wheels)."""
+BRAKE_ACCEL = wp.constant(3500.0)
+COASTING_BRAKE_FACTOR = wp.constant(0.15)
+STOPPING_FORWARD_VEL = wp.constant(25.0)
+THROTTLE_DEADZONE = wp.constant(0.001)
+THROTTLE_AIR_ACCEL = wp.constant(66.666667)
+POWERSLIDE_RISE_RATE = wp.constant(5.0)
+POWERSLIDE_FALL_RATE = wp.constant(2.0)
+
+BOOST_ACCEL = wp.constant(1060.0)
+BOOST_GROUND_DECAY_MIN_VEL = wp.constant(600.0)
+BOOST_GROUND_DECAY = wp.constant(0.072)
+BOOST_USED_PER_SECOND = wp.constant(100.0 / 3.0)
+BOOST_MIN_TIME = wp.constant(0.1)
+SUPERSONIC_START_SPEED = wp.constant(2200.0)
+SUPERSONIC_MAINTAIN_MIN_SPEED = wp.constant(2100.0)
+SUPERSONIC_MAINTAIN_MAX_TIME = wp.constant(1.0)
+
+JUMP_ACCEL = wp.constant(4375.0 / 3.0)
+JUMP_IMMEDIATE = wp.constant(875.0 / 3.0)
+JUMP_MIN_TIME = wp.constant(0.025)
+JUMP_RESET_TIME_PAD = wp.constant(0.025)
+JUMP_MAX_TIME = wp.constant(0.2)
+JUMP_PRE_MIN_ACCEL_SCALE = wp.constant(0.62)
+DOUBLEJUMP_MAX_DELAY = wp.constant(1.25)
+DODGE_DEADZONE = wp.constant(0.5)
+
+FLIP_Z_DAMP_120 = wp.constant(0.35)
+FLIP_Z_DAMP_START = wp.constant(0.15)
+FLIP_Z_DAMP_END = wp.constant(0.21)
+FLIP_TORQUE_TIME = wp.constant(0.65)
+FLIP_PITCHLOCK_TIME = wp.constant(1.0)
+FLIP_INITIAL_VEL_SCALE = wp.constant(500.0)
+FLIP_TORQUE_X = wp.constant(260.0)
+FLIP_TORQUE_Y = wp.constant(224.0)
+FLIP_SIDE_SCALE = wp.constant(1.9)
+FLIP_BACKWARD_SCALE = wp.constant(2.5)
+FLIP_BACKWARD_SCALE_X = wp.constant(16.0 / 15.0)
+
+AIR_TORQUE = wp.constant(wp.vec3(130.0, 95.0, 400.0))
+"""Pitch, yaw, roll."""
+AIR_DAMPING = wp.constant(wp.vec3(30.0, 20.0, 50.0))
+CAR_TORQUE_SCALE = wp.constant(0.09587)
+
+CARWORLD_RESTITUTION = wp.constant(0.3)
+CARBALL_FRICTION = wp.constant(2.0)
+CARCAR_RESTITUTION = wp.constant(0.1)
+BALL_CAR_EXTRA_Z_SCALE = wp.constant(0.35)
+BALL_CAR_EXTRA_FORWARD_SCALE = wp.constant(0.65)
+BALL_CAR_EXTRA_MAX_DELTA = wp.constant(4600.0)
+BUMP_COOLDOWN_TIME = wp.constant(0.25)
+BUMP_MIN_FORWARD_DIST = wp.constant(64.5)
+DEMO_RESPAWN_TIME = wp.constant(3.0)
+CAR_RESPAWN_Z = wp.constant(36.0)
+SPAWN_BOOST = wp.constant(100.0 / 3.0)
+
+# ---------------------------------------------------------------------------------- boost pads
+PAD_RADIUS_BIG = wp.constant(208.0)
+PAD_RADIUS_SMALL = wp.constant(144.0)
+PAD_HEIGHT = wp.constant(95.0)
+PAD_COOLDOWN_BIG = wp.constant(10.0)
+PAD_COOLDOWN_SMALL = wp.constant(4.0)
+PAD_AMOUNT_SMALL = wp.constant(12.0)
+
+
+@wp.func
+def curve3(x: float, x0: float, y0: float, x1: float, y1: float, x2: float, y2: float) -> float:
+    """Piecewise-linear curve through 3 points, clamped at both ends."""
+    if x <= x0:
+        return y0
+    if x <= x1:
+        return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    if x <= x2:
+        return y1 + (y2 - y1) * (x - x1) / (x2 - x1)
+    return y2
+
+
+@wp.func
+def steer_angle(speed: float) -> float:
+    """Maximum front-wheel steer angle (rad) at forward speed |speed| (STEER_ANGLE_FROM_SPEED_CURVE)."""
+    s = wp.abs(speed)
+    if s <= 1000.0:
+        return curve3(s, 0.0, 0.53356, 500.0, 0.31930, 1000.0, 0.18203)
+    if s <= 1750.0:
+        return curve3(s, 1000.0, 0.18203, 1500.0, 0.10570, 1750.0, 0.08507)
+    return curve3(s, 1750.0, 0.08507, 3000.0, 0.03454, 3001.0, 0.03454)
+
+
+@wp.func
+def powerslide_steer_angle(speed: float) -> float:
+    """Steer angle (rad) with full handbrake (POWERSLIDE_STEER_ANGLE_FROM_SPEED_CURVE)."""
+    s = wp.min(wp.abs(speed), 2500.0)
+    return 0.39235 + (0.12610 - 0.39235) * s / 2500.0
+
+
+@wp.func
+def drive_torque_factor(speed: float) -> float:
+    """DRIVE_SPEED_TORQUE_FACTOR_CURVE: 1 at rest, 0.1 at 1400 uu/s, 0 from 1410 uu/s."""
+    return curve3(wp.abs(speed), 0.0, 1.0, 1400.0, 0.1, 1410.0, 0.0)
+
+
+@wp.func
+def extra_impulse_factor(speed: float) -> float:
+    """BALL_CAR_EXTRA_IMPULSE_FACTOR_CURVE over the car-ball relative speed (uu/s)."""
+    if speed <= 500.0:
+        return 0.65
+    return curve3(speed, 500.0, 0.65, 2300.0, 0.55, 4600.0, 0.30)
+
+
+@wp.func
+def bump_ground(speed: float) -> float:
+    return curve3(speed, 0.0, 5.0 / 6.0, 1400.0, 1100.0, 2200.0, 1530.0)
+
+
+@wp.func
+def bump_air(speed: float) -> float:
+    return curve3(speed, 0.0, 5.0 / 6.0, 1400.0, 1390.0, 2200.0, 1945.0)
+
+
+@wp.func
+def bump_up(speed: float) -> float:
+    return curve3(speed, 0.0, 2.0 / 6.0, 1400.0, 278.0, 2200.0, 417.0)

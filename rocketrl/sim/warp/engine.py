@@ -1,0 +1,359 @@
+"""WarpEngine: A soccar arenas stepped by one Warp kernel launch per step, with RocketSimEngine's interface.
+
+State lives in torch tensors on `device` that Warp kernels read and write in place (wp.from_torch,
+no copies); a step launches one thread per arena that runs all `tick_skip` ticks. `state` and the
+value of `step` are snapshots (clones), valid after later steps, as with RocketSimEngine.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+
+import torch
+import warp as wp
+
+from rocketrl.sim.arena import (
+    BALL_REST_Z,
+    BLUE_TEAM,
+    BOOST_PADS,
+    CAR_SPAWN_REST_Z,
+    DEFAULT_TICK_SKIP,
+    KICKOFF_BOOST,
+    KICKOFF_SPAWNS_BLUE,
+    NUM_BOOST_PADS,
+    ORANGE_TEAM,
+)
+from rocketrl.sim.rocketsim import DOUBLE_JUMP_MAX_DELAY, validate_team_sizes
+from rocketrl.sim.state import BatchState, ResetState
+from rocketrl.sim.warp.layout import (
+    E_DEMOS,
+    E_PICKUPS,
+    E_TOUCHED,
+    E_WAS_DEMOED,
+    F_AIR_TIME,
+    F_BOOST,
+    I_BUMP_OTHER,
+    I_DEMOED,
+    I_GROUND,
+    I_HAS_DOUBLE_JUMPED,
+    I_HAS_FLIPPED,
+    I_HAS_JUMPED,
+    I_LAST_HIT_TICK,
+    NUM_CAR_EVENTS,
+    NUM_CAR_F,
+    NUM_CAR_I,
+    SimState,
+)
+
+_initialised = False
+
+
+def init_warp() -> None:
+    """Initialise Warp once per process, quietly."""
+    global _initialised
+    if not _initialised:
+        wp.config.quiet = True
+        wp.init()
+        _initialised = True
+
+
+def euler_to_matrix(rotation: torch.Tensor) -> torch.Tensor:
+    """Rotation matrices (..., 3, 3) with columns forward, right, up of (pitch, yaw, roll) angles (..., 3).
+
+    RocketSim's Angle convention (yaw, then pitch, then roll); see rocketrl.sim.state.euler_to_forward_up.
+    """
+    pitch, yaw, roll = rotation.unbind(-1)
+    cp, sp, cy, sy, cr, sr = pitch.cos(), pitch.sin(), yaw.cos(), yaw.sin(), roll.cos(), roll.sin()
+    forward = torch.stack([cp * cy, cp * sy, sp], dim=-1)
+    right = torch.stack([cy * sp * sr - cr * sy, sy * sp * sr + cr * cy, -cp * sr], dim=-1)
+    up = torch.stack([-cr * cy * sp - sr * sy, -cr * sy * sp + sr * cy, cp * cr], dim=-1)
+    return torch.stack([forward, right, up], dim=-1)
+
+
+def matrix_to_quat(m: torch.Tensor) -> torch.Tensor:
+    """Quaternions (..., 4) as (x, y, z, w) of rotation matrices (..., 3, 3)."""
+    m00, m11, m22 = m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]
+    w = torch.sqrt(torch.clamp(1 + m00 + m11 + m22, min=0)) / 2
+    x = torch.sqrt(torch.clamp(1 + m00 - m11 - m22, min=0)) / 2
+    y = torch.sqrt(torch.clamp(1 - m00 + m11 - m22, min=0)) / 2
+    z = torch.sqrt(torch.clamp(1 - m00 - m11 + m22, min=0)) / 2
+    x = torch.copysign(x, m[..., 2, 1] - m[..., 1, 2])
+    y = torch.copysign(y, m[..., 0, 2] - m[..., 2, 0])
+    z = torch.copysign(z, m[..., 1, 0] - m[..., 0, 1])
+    q = torch.stack([x, y, z, w], dim=-1)
+    return q / q.norm(dim=-1, keepdim=True)
+
+
+class WarpEngine:
+    """N soccar arenas of blue_size vs orange_size cars, simulated by Warp kernels on `device`.
+
+    Same interface as RocketSimEngine: `state`, `step(controls (A, C, 8))`, `reset(mask, state)`,
+    `reset_kickoff_native(mask, seed)`, `num_workers` (1: one kernel launch), `copy_seconds`, `close()`.
+    """
+
+    def __init__(
+        self,
+        num_arenas: int,
+        blue_size: int = 1,
+        orange_size: int = 1,
+        tick_skip: int = DEFAULT_TICK_SKIP,
+        device: str | torch.device = "cpu",
+        seed: int = 0,
+    ) -> None:
+        if num_arenas < 1:
+            raise ValueError(f"num_arenas={num_arenas}: must be at least 1")
+        validate_team_sizes(blue_size, orange_size)
+        if tick_skip < 1:
+            raise ValueError(f"tick_skip={tick_skip}: must be at least 1 physics tick per step")
+        init_warp()
+        self.num_arenas = num_arenas
+        self.blue_size = blue_size
+        self.orange_size = orange_size
+        self.num_cars = blue_size + orange_size
+        self.tick_skip = tick_skip
+        self.device = torch.device(device)
+        if self.device.type == "cuda" and self.device.index is None:
+            self.device = torch.device("cuda", torch.cuda.current_device())
+        self.seed = seed
+        self.num_workers = 1
+        self.copy_seconds = 0.0
+        """Seconds spent so far copying controls in and snapshotting the state."""
+        self._closed = False
+        a, n, dev = num_arenas, self.num_cars, self.device
+        f32 = dict(dtype=torch.float32, device=dev)
+        i32 = dict(dtype=torch.int32, device=dev)
+        self.t = {
+            "ball_pos": torch.zeros(a, 3, **f32),
+            "ball_vel": torch.zeros(a, 3, **f32),
+            "ball_ang": torch.zeros(a, 3, **f32),
+            "ball_cache": torch.zeros(a, 3, **f32),
+            "car_pos": torch.zeros(a, n, 3, **f32),
+            "car_vel": torch.zeros(a, n, 3, **f32),
+            "car_ang": torch.zeros(a, n, 3, **f32),
+            "car_rot": torch.zeros(a, n, 4, **f32),
+            "car_fwd": torch.zeros(a, n, 3, **f32),
+            "car_up": torch.zeros(a, n, 3, **f32),
+            "car_cache": torch.zeros(a, n, 3, **f32),
+            "car_f": torch.zeros(a, n, NUM_CAR_F, **f32),
+            "car_i": torch.zeros(a, n, NUM_CAR_I, **i32),
+            "car_team": torch.tensor([BLUE_TEAM] * blue_size + [ORANGE_TEAM] * orange_size, **i32)
+            .expand(a, n)
+            .contiguous(),
+            "controls": torch.zeros(a, n, 8, **f32),
+            "pad_timer": torch.zeros(a, NUM_BOOST_PADS, **f32),
+            "pad_active": torch.ones(a, NUM_BOOST_PADS, **i32),
+            "pads": torch.tensor([[x, y, z, float(big)] for x, y, z, big in BOOST_PADS], **f32),
+            "scores": torch.zeros(a, 2, **i32),
+            "tick": torch.zeros(a, **i32),
+            "goal_latch": torch.zeros(a, **i32),
+            "ev_goal": torch.full((a,), -1, **i32),
+            "ev_last_touch": torch.full((a,), -1, **i32),
+            "ev_car": torch.zeros(a, n, NUM_CAR_EVENTS, **i32),
+        }
+        self.t["car_rot"][..., 3] = 1.0
+        vec_dtypes = {"car_rot": wp.quat, "pads": wp.vec4}
+        self._sim = SimState()
+        for name, tensor in self.t.items():
+            dtype = vec_dtypes.get(name, wp.vec3 if tensor.shape[-1] == 3 and tensor.dtype == torch.float32 else None)
+            if name in ("car_f", "car_i", "controls", "ev_car", "scores", "car_team", "pad_timer", "pad_active"):
+                dtype = None
+            if name in ("tick", "goal_latch", "ev_goal", "ev_last_touch"):
+                dtype = None
+            setattr(self._sim, name, wp.from_torch(tensor, dtype=dtype) if dtype else wp.from_torch(tensor))
+        self._wp_device = wp.device_from_torch(dev)
+        self._team = self.t["car_team"].long()
+        from rocketrl.sim.warp.kernels import step_kernel
+
+        self._kernel = step_kernel
+        self.reset_kickoff_native(torch.ones(a, dtype=torch.bool), seed)
+
+    # ----------------------------------------------------------------------------------- stepping
+    @property
+    def state(self) -> BatchState:
+        """The state after the latest step or reset."""
+        return self._state
+
+    def step(self, controls: torch.Tensor) -> BatchState:
+        """Advance every arena by `tick_skip` ticks under controls (A, C, 8) and return the new state.
+
+        Controls: throttle, steer, pitch, yaw, roll in [-1, 1]; jump, boost, handbrake as 0/1.
+        """
+        self._check_open()
+        expected = (self.num_arenas, self.num_cars, 8)
+        if tuple(controls.shape) != expected:
+            raise ValueError(f"controls have shape {tuple(controls.shape)}, expected {expected}")
+        started = time.perf_counter()
+        self.t["controls"].copy_(controls.detach())
+        self.copy_seconds += time.perf_counter() - started
+        self.step_raw()
+        self._state = self._publish()
+        return self._state
+
+    def step_raw(self, ticks: int | None = None) -> None:
+        """Advance every arena with the controls already set and read nothing (for benchmarks)."""
+        self._check_open()
+        ticks = self.tick_skip if ticks is None else ticks
+        wp.launch(
+            self._kernel,
+            dim=self.num_arenas,
+            inputs=[self._sim, ticks, self.num_cars, NUM_BOOST_PADS],
+            device=self._wp_device,
+        )
+
+    # ----------------------------------------------------------------------------------- resets
+    def reset(self, mask: torch.Tensor, state: ResetState | Callable[[int], ResetState]) -> BatchState:
+        """Put the arenas selected by `mask` (A,) bool into `state` (K = mask.sum() arenas).
+
+        `state` may be a ResetState or a function of K that makes one. Pads become active, jumps and
+        flips available, cars un-demolished, events cleared; scores are kept. Other arenas are untouched.
+        """
+        rows = self._rows(mask)
+        if rows.numel() == 0:
+            return self._state
+        if callable(state):
+            state = state(int(rows.numel()))
+        if state.num_arenas != rows.numel():
+            raise ValueError(
+                f"ResetState holds {state.num_arenas} arenas but the reset mask selects {rows.numel()}; "
+                "give one state per selected arena"
+            )
+        state.validate(self.num_cars)
+        self._write(rows, state)
+        self._state = self._publish()
+        return self._state
+
+    def reset_kickoff_native(self, mask: torch.Tensor, seed: int = 0) -> BatchState:
+        """Kickoff for the masked arenas: the five soccar spawns shuffled per arena (seeded by seed + arena
+        index), blue on them and orange on their mirror images, ball at rest at the centre, 33.3 boost."""
+        rows = self._rows(mask)
+        if rows.numel() == 0:
+            return self._state
+        k, n = int(rows.numel()), self.num_cars
+        spawns = torch.tensor(KICKOFF_SPAWNS_BLUE, dtype=torch.float32)
+        car_pos = torch.zeros(k, n, 3)
+        car_rot = torch.zeros(k, n, 3)
+        for r, arena in enumerate(rows.tolist()):
+            order = torch.randperm(5, generator=torch.Generator().manual_seed(seed + arena))
+            for c in range(n):
+                orange = c >= self.blue_size
+                x, y, yaw = spawns[order[c - self.blue_size if orange else c]].tolist()
+                if orange:
+                    x, y, yaw = -x, -y, yaw + math.pi
+                car_pos[r, c] = torch.tensor([x, y, CAR_SPAWN_REST_Z])
+                car_rot[r, c, 1] = math.atan2(math.sin(yaw), math.cos(yaw))
+        state = ResetState(
+            ball_pos=torch.tensor([[0.0, 0.0, BALL_REST_Z]]).expand(k, 3).clone(),
+            ball_vel=torch.zeros(k, 3),
+            ball_ang_vel=torch.zeros(k, 3),
+            car_pos=car_pos,
+            car_vel=torch.zeros(k, n, 3),
+            car_ang_vel=torch.zeros(k, n, 3),
+            car_rotation=car_rot,
+            car_boost=torch.full((k, n), KICKOFF_BOOST),
+        )
+        self._write(rows, state)
+        self._state = self._publish()
+        return self._state
+
+    def _rows(self, mask: torch.Tensor) -> torch.Tensor:
+        self._check_open()
+        mask = torch.as_tensor(mask).detach().to("cpu").bool()
+        if tuple(mask.shape) != (self.num_arenas,):
+            raise ValueError(f"reset mask has shape {tuple(mask.shape)}, expected ({self.num_arenas},)")
+        return torch.nonzero(mask).flatten().to(self.device)
+
+    def _write(self, rows: torch.Tensor, state: ResetState) -> None:
+        """Write a ResetState into the given arena rows and clear their flags, pads and events."""
+        t, dev = self.t, self.device
+
+        def put(name: str, value: torch.Tensor) -> None:
+            t[name][rows] = value.to(dev, torch.float32)
+
+        put("ball_pos", state.ball_pos)
+        put("ball_vel", state.ball_vel)
+        put("ball_ang", state.ball_ang_vel)
+        put("car_pos", state.car_pos)
+        put("car_vel", state.car_vel)
+        put("car_ang", state.car_ang_vel)
+        matrix = euler_to_matrix(state.car_rotation.to(dev, torch.float32))
+        t["car_rot"][rows] = matrix_to_quat(matrix)
+        t["car_fwd"][rows] = matrix[..., 0]
+        t["car_up"][rows] = matrix[..., 2]
+        t["ball_cache"][rows] = 0.0
+        t["car_cache"][rows] = 0.0
+        car_f = torch.zeros(len(rows), self.num_cars, NUM_CAR_F, dtype=torch.float32, device=dev)
+        car_f[..., F_BOOST] = state.car_boost.to(dev, torch.float32)
+        t["car_f"][rows] = car_f
+        car_i = torch.zeros(len(rows), self.num_cars, NUM_CAR_I, dtype=torch.int32, device=dev)
+        car_i[..., I_BUMP_OTHER] = -1
+        car_i[..., I_LAST_HIT_TICK] = -10
+        pos = state.car_pos.to(dev, torch.float32)
+        car_i[..., I_GROUND] = ((pos[..., 2] < 20.0) & (matrix[..., 2, 2] > 0.7)).int()
+        t["car_i"][rows] = car_i
+        t["pad_timer"][rows] = 0.0
+        t["pad_active"][rows] = 1
+        t["goal_latch"][rows] = 0
+        t["ev_goal"][rows] = -1
+        t["ev_last_touch"][rows] = -1
+        t["ev_car"][rows] = 0
+        t["controls"][rows] = 0.0
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("this WarpEngine was closed; build a new one")
+
+    # ----------------------------------------------------------------------------------- readout
+    def _publish(self) -> BatchState:
+        """A snapshot of the buffers as a BatchState (new tensors on the engine's device)."""
+        started = time.perf_counter()
+        t = self.t
+        car_i = t["car_i"]
+        on_ground = car_i[..., I_GROUND] > 0
+        has_jumped = car_i[..., I_HAS_JUMPED] > 0
+        flip = (
+            ~on_ground
+            & (car_i[..., I_HAS_DOUBLE_JUMPED] == 0)
+            & (car_i[..., I_HAS_FLIPPED] == 0)
+            & (~has_jumped | (t["car_f"][..., F_AIR_TIME] < DOUBLE_JUMP_MAX_DELAY))
+        )
+        ev = t["ev_car"]
+        state = BatchState(
+            ball_pos=t["ball_pos"].clone(),
+            ball_vel=t["ball_vel"].clone(),
+            ball_ang_vel=t["ball_ang"].clone(),
+            car_pos=t["car_pos"].clone(),
+            car_vel=t["car_vel"].clone(),
+            car_ang_vel=t["car_ang"].clone(),
+            car_forward=t["car_fwd"].clone(),
+            car_up=t["car_up"].clone(),
+            car_boost=t["car_f"][..., F_BOOST].clone(),
+            car_on_ground=on_ground,
+            car_has_jump=on_ground & ~has_jumped,
+            car_has_flip=flip,
+            car_demolished=car_i[..., I_DEMOED] > 0,
+            car_team=self._team,
+            pad_active=t["pad_active"] > 0,
+            pad_timer=t["pad_timer"].clone(),
+            blue_score=t["scores"][:, 0].long(),
+            orange_score=t["scores"][:, 1].long(),
+            goal_scored=t["ev_goal"].long(),
+            car_touched_ball=ev[..., E_TOUCHED] > 0,
+            car_was_demolished=ev[..., E_WAS_DEMOED] > 0,
+            car_demolitions=ev[..., E_DEMOS].long(),
+            car_boost_pickups=ev[..., E_PICKUPS].long(),
+            ball_last_touch=t["ev_last_touch"].long(),
+        )
+        self.copy_seconds += time.perf_counter() - started
+        return state
+
+    def close(self) -> None:
+        """Release the buffers. Safe to call twice."""
+        self._closed = True
+
+    def __enter__(self) -> WarpEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

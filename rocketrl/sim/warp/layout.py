@@ -1,0 +1,103 @@
+"""Buffers of the warp engine: one structure of arrays for all arenas, and the column meaning of the
+per-car float and int tables.
+
+Shapes: A arenas, C cars per arena, P boost pads. Every array is a view of a torch tensor owned by
+the engine, so the env layer reads them without copies.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+# car_f columns (float32): seconds unless noted.
+F_BOOST = 0  # boost amount in [0, 100]
+F_JUMP_TIME = 1
+F_FLIP_TIME = 2
+F_AIR_TIME = 3  # air time since the first jump ended
+F_BOOST_TIME = 4  # time spent boosting (for the 0.1 s minimum)
+F_HANDBRAKE = 5  # powerslide amount in [0, 1]
+F_SUPERSONIC_TIME = 6
+F_DEMO_TIMER = 7  # seconds until a demolished car respawns
+F_BUMP_COOLDOWN = 8
+F_DODGE_X = 9  # dodge torque direction in car axes (roll part)
+F_DODGE_Y = 10  # (pitch part)
+NUM_CAR_F = 11
+
+# car_i columns (int32 flags / counters).
+I_GROUND = 0
+I_HAS_JUMPED = 1
+I_IS_JUMPING = 2
+I_HAS_DOUBLE_JUMPED = 3
+I_HAS_FLIPPED = 4
+I_DEMOED = 5
+I_SUPERSONIC = 6
+I_LAST_JUMP = 7  # jump input of the previous tick
+I_LAST_HIT_TICK = 8
+I_BUMP_OTHER = 9  # car index of the last bump victim, -1 if none
+NUM_CAR_I = 10
+
+# ev_car columns (int32 events of the current step).
+E_TOUCHED = 0
+E_WAS_DEMOED = 1
+E_DEMOS = 2
+E_PICKUPS = 3
+NUM_CAR_EVENTS = 4
+
+# Make the column numbers usable inside kernels.
+for _name, _value in list(globals().items()):
+    if _name[:2] in ("F_", "I_", "E_") and isinstance(_value, int):
+        globals()[_name] = wp.constant(_value)
+
+
+@wp.struct
+class SimState:
+    """All simulation buffers of A arenas (see the module docstring for shapes)."""
+
+    ball_pos: wp.array(dtype=wp.vec3)
+    """(A,) uu."""
+    ball_vel: wp.array(dtype=wp.vec3)
+    """(A,) uu/s."""
+    ball_ang: wp.array(dtype=wp.vec3)
+    """(A,) rad/s."""
+    ball_cache: wp.array(dtype=wp.vec3)
+    """(A,) extra ball velocity from car hits, added at the end of the tick (uu/s)."""
+    car_pos: wp.array2d(dtype=wp.vec3)
+    """(A, C) uu."""
+    car_vel: wp.array2d(dtype=wp.vec3)
+    """(A, C) uu/s."""
+    car_ang: wp.array2d(dtype=wp.vec3)
+    """(A, C) rad/s."""
+    car_rot: wp.array2d(dtype=wp.quat)
+    """(A, C) orientation (x, y, z, w): body axes forward, right, up."""
+    car_fwd: wp.array2d(dtype=wp.vec3)
+    """(A, C) unit forward vector, written at the end of each step."""
+    car_up: wp.array2d(dtype=wp.vec3)
+    """(A, C) unit up vector, written at the end of each step."""
+    car_cache: wp.array2d(dtype=wp.vec3)
+    """(A, C) bump velocity added at the end of the tick (uu/s)."""
+    car_f: wp.array3d(dtype=float)
+    """(A, C, NUM_CAR_F) float state, columns F_*."""
+    car_i: wp.array3d(dtype=int)
+    """(A, C, NUM_CAR_I) int state, columns I_*."""
+    car_team: wp.array2d(dtype=int)
+    """(A, C) 0 blue, 1 orange."""
+    controls: wp.array3d(dtype=float)
+    """(A, C, 8) throttle, steer, pitch, yaw, roll, jump, boost, handbrake."""
+    pad_timer: wp.array2d(dtype=float)
+    """(A, P) seconds until the pad is back; 0 when active."""
+    pad_active: wp.array2d(dtype=int)
+    """(A, P) 1 when the pad can be picked up."""
+    pads: wp.array(dtype=wp.vec4)
+    """(P,) x, y, z, 1 for a big pad."""
+    scores: wp.array2d(dtype=int)
+    """(A, 2) goals of blue and orange."""
+    tick: wp.array(dtype=int)
+    """(A,) ticks simulated."""
+    goal_latch: wp.array(dtype=int)
+    """(A,) 1 once a goal was counted, until the next reset."""
+    ev_goal: wp.array(dtype=int)
+    """(A,) -1, or the team that scored during the step."""
+    ev_last_touch: wp.array(dtype=int)
+    """(A,) car that touched the ball last, -1 if none since the reset."""
+    ev_car: wp.array3d(dtype=int)
+    """(A, C, NUM_CAR_EVENTS) per-car events of the step, columns E_*."""

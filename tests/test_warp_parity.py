@@ -1,0 +1,126 @@
+"""The warp engine against RocketSim: same initial states and controls through both (RocketSim stepped
+serially), each measure within its bound; plus the engine's interface through BatchedEnv.
+
+Measures that miss are marked xfail(strict=True) with the error measured, so they fail once fixed.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+pytest.importorskip("warp")
+
+from rocketrl.sim.warp import parity  # noqa: E402
+
+MISSES = {
+    "ball_curved_transition": "position error 6.9% of the path after 2 s (floor-to-wall radius of the SDF)",
+    "ball_corner": "position error 1.2% of the path after 2 s (sharp vertical edges of the corner cut)",
+    "ball_goal_post": "position error 49% of the path after 2 s (sharp post edge; the mesh post is rounded)",
+    "ball_inside_goal": "position error 22% of the path after 2 s (goal box without the net's rounded back)",
+    "car_turn_radius_500": "radius 10% small at 500 uu/s (no tyre slip in the no-slip steering model)",
+    "car_turn_radius_1000": "radius 5.03% small at 1000 uu/s (no tyre slip in the no-slip steering model)",
+}
+
+
+@pytest.fixture(scope="module")
+def measures() -> dict[str, dict]:
+    return {m["name"]: m for m in parity.run_all()}
+
+
+def _names() -> list:
+    names = [f"ball_{n}" for n in parity.BALL_SCENARIOS] + [f"goal_{n}" for n in parity.GOAL_SCENARIOS]
+    names += ["car_top_speed_throttle", "car_top_speed_boost", "car_time_to_1000", "car_jump_apex"]
+    names += ["car_jump_air_time", "car_turn_radius_500", "car_turn_radius_1000", "car_turn_radius_1500"]
+    names += ["kickoff_time_to_ball_diagonal", "kickoff_time_to_ball_back_centre", "kickoff_time_to_ball_off_centre"]
+    return [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=MISSES[n])) if n in MISSES else n for n in names
+    ]
+
+
+@pytest.mark.parametrize("name", _names())
+def test_measure_is_within_its_bound(measures, name):
+    m = measures[name]
+    assert m["passed"], (
+        f"{name}: rocketsim {m['rocketsim']:.4g}, warp {m['warp']:.4g}, error {m['error']:.4g} > {m['bound']}"
+    )
+
+
+def test_batched_env_runs_on_the_warp_engine():
+    from rocketrl.env.batched import BatchedEnv
+    from rocketrl.env.config import EnvConfig
+    from rocketrl.sim.warp.engine import WarpEngine
+
+    env = BatchedEnv(EnvConfig(engine="warp", num_arenas=4, blue_size=2, orange_size=2))
+    try:
+        assert isinstance(env.engine, WarpEngine)
+        obs = env.reset()
+        assert obs.shape[:2] == (4, 4)
+        for _ in range(5):
+            actions = torch.randint(0, 90, (4, 4))
+            out = env.step(actions)
+        assert torch.isfinite(out.obs).all() and torch.isfinite(out.reward).all()
+    finally:
+        env.close()
+
+
+def test_events_and_shapes_match_the_rocketsim_engine():
+    from rocketrl.sim.rocketsim import RocketSimEngine
+    from rocketrl.sim.warp.engine import WarpEngine
+
+    with RocketSimEngine(3, 2, 1, stepping="serial") as rs, WarpEngine(3, 2, 1) as wa:
+        a, b = rs.state, wa.state
+        for field in a.__dataclass_fields__:
+            x, y = getattr(a, field), getattr(b, field)
+            assert x.shape == y.shape and x.dtype == y.dtype, field
+        assert (b.goal_scored == -1).all() and (b.ball_last_touch == -1).all()
+        controls = torch.zeros(3, 3, 8)
+        controls[..., 0] = 1.0
+        controls[..., 6] = 1.0
+        touched = torch.zeros(3, dtype=torch.bool)
+        for _ in range(60):
+            s = wa.step(controls)
+            touched |= s.car_touched_ball.any(1)
+        assert touched.all(), "kickoff cars reach the ball"
+        assert (s.ball_last_touch >= 0).all()
+
+
+def test_goal_counts_once_and_reset_clears_events():
+    from rocketrl.sim.warp.engine import WarpEngine
+
+    state = parity._state([(0.0, 4800.0, 93.15)], [(0.0, 2000.0, 0.0)], [parity.PARK], [0.0])
+    with WarpEngine(1, 1, 0) as wa:
+        wa.reset(torch.ones(1, dtype=torch.bool), state)
+        goals = [int(wa.step(torch.zeros(1, 1, 8)).goal_scored[0]) for _ in range(30)]
+        assert [g for g in goals if g != -1] == [0]
+        assert int(wa.state.blue_score[0]) == 1
+        s = wa.reset(torch.ones(1, dtype=torch.bool), state)
+        assert int(s.goal_scored[0]) == -1 and int(s.blue_score[0]) == 1
+
+
+def test_supersonic_car_demolishes_an_opponent_and_pads_refill_boost():
+    from rocketrl.sim.warp.engine import WarpEngine
+
+    k = 1
+    rs = parity.ResetState(
+        ball_pos=torch.tensor([[3000.0, 3000.0, 93.15]]),
+        ball_vel=torch.zeros(k, 3),
+        ball_ang_vel=torch.zeros(k, 3),
+        car_pos=torch.tensor([[[-3584.0, -1500.0, 17.0], [-3584.0, 1000.0, 17.0]]]),
+        car_vel=torch.tensor([[[0.0, 2250.0, 0.0], [0.0, 0.0, 0.0]]]),
+        car_ang_vel=torch.zeros(k, 2, 3),
+        car_rotation=torch.tensor([[[0.0, 1.5707963, 0.0], [0.0, 0.0, 0.0]]]),
+        car_boost=torch.tensor([[10.0, 50.0]]),
+    )
+    with WarpEngine(1, 1, 1) as wa:
+        wa.reset(torch.ones(1, dtype=torch.bool), rs)
+        controls = torch.zeros(1, 2, 8)
+        controls[0, 0, 0] = 1.0
+        controls[0, 0, 6] = 1.0
+        demos = pickups = 0
+        for _ in range(30):
+            s = wa.step(controls)
+            demos += int(s.car_demolitions[0, 0])
+            pickups += int(s.car_boost_pickups[0, 0])
+        assert demos == 1 and bool(s.car_demolished[0, 1])
+        assert pickups >= 1 and not bool(s.pad_active[0, 15])
