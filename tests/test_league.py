@@ -1,0 +1,235 @@
+"""League: arena plans, matchmaking, curriculum transitions (by steps, by gate, across a resume),
+evaluation output and a short league run as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from rocketrl.config import load_config
+from rocketrl.eval.match import MatchConfig, MatchResult, play_match
+from rocketrl.league.config import LeagueConfig
+from rocketrl.league.curriculum import Curriculum, Stage, load_curriculum
+from rocketrl.league.league import LEARNER, League
+from rocketrl.league.plan import ArenaPlan, allocate_arenas
+from rocketrl.policy.random_policy import RandomPolicy
+from rocketrl.ppo.trainer import Trainer
+
+PACKAGED = Path(__file__).resolve().parent.parent / "rocketrl" / "configs"
+
+
+# ------------------------------------------------------------------------------------------ plans
+def test_allocate_arenas_follows_shares_and_sums_to_total() -> None:
+    assert allocate_arenas(10, {"selfplay": 0.5, "checkpoint": 0.3, "rule": 0.2}) == {
+        "selfplay": 5,
+        "checkpoint": 3,
+        "rule": 2,
+    }
+    counts = allocate_arenas(7, {"selfplay": 1, "rule": 1, "checkpoint": 1})
+    assert sum(counts.values()) == 7 and max(counts.values()) - min(counts.values()) <= 1
+
+
+def test_arena_plan_learner_plays_each_side_equally_and_opponents_take_the_rest() -> None:
+    plan = ArenaPlan(8, 1, 2, {"selfplay": 0.5, "checkpoint": 0.25, "rule": 0.25}, groups=2)
+    n = 3
+    assert plan.counts == {"selfplay": 4, "checkpoint": 2, "rule": 2}
+    # Selfplay arenas: every car is the learner's.
+    assert plan.learner_mask[:4].all()
+    # Other arenas: blue (car 0) in even arenas, orange (cars 1, 2) in odd arenas.
+    assert plan.learner_mask[4].tolist() == [True, False, False]
+    assert plan.learner_mask[5].tolist() == [False, True, True]
+    opponent_agents = torch.cat([s.agents for s in plan.slots])
+    learner = set(plan.learner_index.tolist())
+    assert learner.isdisjoint(opponent_agents.tolist())
+    assert learner | set(opponent_agents.tolist()) == set(range(8 * n))
+    assert [s.kind for s in plan.slots] == ["checkpoint", "checkpoint", "rule"]
+    assert torch.equal(plan.learner_arena, plan.learner_index // n)
+
+
+def test_learner_outcomes_score_from_the_learners_side() -> None:
+    plan = ArenaPlan(4, 1, 1, {"selfplay": 0.5, "rule": 0.5})  # arenas 2 (learner blue) and 3 (orange) vs rule
+    episodes = {
+        "arena": torch.tensor([0, 2, 3]),
+        "goals_blue": torch.tensor([1, 1, 1]),
+        "goals_orange": torch.tensor([0, 0, 0]),
+    }
+    assert plan.learner_outcomes(episodes) == [(2, 1.0), (3, 0.0)]
+
+
+# ------------------------------------------------------------------------------------------ matchmaking
+def _league_with_snapshots(tmp_path: Path, elos: list[float], floor: float) -> League:
+    league = League(LeagueConfig(old_floor=floor), tmp_path, torch.device("cpu"))
+    for i, elo in enumerate(elos):
+        name = f"snapshot_{i}"
+        league.snapshots.append({"name": name, "step": i, "path": f"{name}.safetensors"})
+        league.table.add(name, elo=elo)
+    league.table[LEARNER].elo = 1500.0
+    return league
+
+
+def test_matchmaking_prefers_opponents_near_even_odds(tmp_path: Path) -> None:
+    league = _league_with_snapshots(tmp_path, [1000.0, 1500.0, 1700.0], floor=0.0)
+    names, probs = league.pick_probabilities()
+    p = np.array([1 / (1 + 10 ** ((r - 1500) / 400)) for r in (1000.0, 1500.0, 1700.0)])
+    expected = p * (1 - p) / (p * (1 - p)).sum()
+    np.testing.assert_allclose(probs, expected)
+    assert names[int(np.argmax(probs))] == "snapshot_1"
+    # Sampled frequencies follow the probabilities.
+    draws = league.picks.choice(len(names), size=20_000, p=probs)
+    np.testing.assert_allclose(np.bincount(draws, minlength=3) / 20_000, probs, atol=0.015)
+
+
+def test_matchmaking_floor_keeps_old_versions_in_play(tmp_path: Path) -> None:
+    league = _league_with_snapshots(tmp_path, [200.0, 1500.0], floor=0.2)
+    _, probs = league.pick_probabilities()
+    assert probs[0] >= 0.2 / 2 - 1e-12  # the floor share, uniform over the pool
+    assert probs.sum() == pytest.approx(1.0)
+
+
+def test_matchmaking_pool_size_limits_to_recent_snapshots(tmp_path: Path) -> None:
+    league = _league_with_snapshots(tmp_path, [1500.0] * 5, floor=0.2)
+    league.config.pool_size = 2
+    names, _ = league.pick_probabilities()
+    assert names == ["snapshot_3", "snapshot_4"]
+
+
+# ------------------------------------------------------------------------------------------ curriculum
+def test_curriculum_advances_by_steps_and_by_gate() -> None:
+    stages = [
+        Stage("a", 1, 1, until_steps=100),
+        Stage("b", 1, 2, {"checkpoint": 1.0}, until_steps=1000, gate={"win_rate_vs_rule": 0.7}),
+        Stage("c", 2, 2),
+    ]
+    cur = Curriculum(stages)
+    assert cur.maybe_advance(99, {}) is None
+    assert cur.maybe_advance(100, {}) == "steps" and cur.stage.name == "b"
+    assert cur.maybe_advance(200, {"win_rate_vs_rule": 0.6}) is None
+    assert cur.maybe_advance(300, {"win_rate_vs_rule": 0.75}) == "gate" and cur.stage.name == "c"
+    assert cur.maybe_advance(10**9, {"win_rate_vs_rule": 1.0}) is None  # the last stage never ends
+    assert [h["reason"] for h in cur.history] == ["steps", "gate"]
+
+
+def test_packaged_curricula_load() -> None:
+    three = load_curriculum(PACKAGED / "curriculum.yaml")
+    assert [(s.blue_size, s.orange_size) for s in three.stages] == [(1, 1), (1, 2), (2, 2)]
+    assert [s.until_steps for s in three.stages] == [2_000_000, 3_500_000, None]
+    assert three.stages[1].opponents == {"checkpoint": 1.0}
+    five = load_curriculum(PACKAGED / "curriculum_5stage.yaml")
+    assert [(s.blue_size, s.orange_size) for s in five.stages] == [(1, 1), (1, 2), (2, 2), (2, 3), (3, 3)]
+
+
+def test_bad_curriculum_names_the_stage_and_field(tmp_path: Path) -> None:
+    bad = tmp_path / "c.yaml"
+    bad.write_text("stages:\n  - name: x\n    blue_size: 1\n    until_step: 5\n")
+    with pytest.raises(ValueError, match=r"stages\[0\]\.until_step is not a stage field"):
+        load_curriculum(bad)
+    bad.write_text("stages:\n  - name: x\n  - name: y\n")
+    with pytest.raises(ValueError, match="never ends"):
+        load_curriculum(bad)
+
+
+def _curriculum_config(tmp_path: Path, timesteps: int, name: str, resume: str | None = None):
+    path = tmp_path / "cur.yaml"
+    path.write_text(
+        "stages:\n"
+        "  - {name: one, blue_size: 1, orange_size: 1, until_steps: 512}\n"
+        "  - {name: two, blue_size: 1, orange_size: 2, opponents: {checkpoint: 1.0}}\n"
+    )
+    overrides = [
+        "--env.num-arenas", "4", "--env.stepping", "serial", "--ppo.rollout-steps", "32", "--ppo.minibatches", "2",
+        "--ppo.epochs", "1", "--model.actor-hidden", "[32]", "--model.critic-hidden", "[32]",
+        "--run.timesteps", str(timesteps), "--run.checkpoint-interval", "10000", "--run.logdir", str(tmp_path),
+        "--run.name", name, "--league.curriculum", str(path), "--league.snapshot-interval", "256",
+    ]  # fmt: skip
+    if resume:
+        overrides += ["--run.resume", resume]
+    return load_config(None, overrides)
+
+
+def test_curriculum_changes_team_sizes_and_survives_resume(tmp_path: Path) -> None:
+    trainer = Trainer(_curriculum_config(tmp_path, 768, "cur"))
+    try:
+        trainer.verify()
+        trainer.learn()
+        assert trainer.league is not None and trainer.league.curriculum is not None
+        assert trainer.league.curriculum.stage.name == "two"
+        assert (trainer.env.config.blue_size, trainer.env.config.orange_size) == (1, 2)
+        # 2 arenas with the learner on blue (1 car) and 2 on orange (2 cars) -> 6 learner agents.
+        assert trainer.num_agents == 6 and trainer.storage.obs.shape[1] == 6
+        history = trainer.league.curriculum.history
+        assert history and history[0]["to"] == "two" and history[0]["reason"] == "steps"
+        snapshots = len(trainer.league.snapshots)
+        latest = trainer.checkpoints.latest()
+    finally:
+        trainer.close()
+    resumed = Trainer(_curriculum_config(tmp_path, 1024, "cur", resume=str(latest)))
+    try:
+        resumed.resume(latest)
+        assert resumed.league.curriculum.stage.name == "two"
+        assert (resumed.env.config.blue_size, resumed.env.config.orange_size) == (1, 2)
+        assert len(resumed.league.snapshots) == snapshots
+        resumed.learn()
+        assert resumed.counters.global_step >= 1024
+    finally:
+        resumed.close()
+
+
+# ------------------------------------------------------------------------------------------ evaluation
+def test_match_result_fields_and_interval() -> None:
+    result = MatchResult("a", "b", wins=7, draws=0, losses=3)
+    data = result.to_dict()
+    for key in ("wins", "draws", "losses", "win_rate", "win_rate_low", "win_rate_high", "goals_for", "touches_for"):
+        assert key in data
+    assert data["win_rate"] == pytest.approx(0.7)
+    assert data["win_rate_low"] == pytest.approx(0.397, abs=1e-3)
+    assert data["win_rate_high"] == pytest.approx(0.892, abs=1e-3)
+
+
+def test_play_match_plays_every_game_with_sides_alternating() -> None:
+    config = MatchConfig(num_games=5, game_seconds=4.0, max_overtime_seconds=2.0, num_arenas=2, stepping="serial")
+    result = play_match(RandomPolicy(1), RandomPolicy(2), config, "x", "y")
+    assert result.num_games == 5 and [g.index for g in result.games] == list(range(5))
+    # Arena 0 plays games 0, 2, 4 starting on blue; arena 1 plays 1, 3 starting on orange.
+    assert [g.a_team for g in result.games] == [0, 1, 1, 0, 0]
+    assert result.goals_for == sum(g.goals_a for g in result.games)
+    for game in result.games:
+        assert game.seconds <= 6.0 + 1e-6
+        assert game.overtime == (game.seconds > 4.0 + 1e-6)
+
+
+# ------------------------------------------------------------------------------------------ end to end
+def test_short_league_run_and_eval_as_subprocesses(tmp_path: Path) -> None:
+    train = [
+        sys.executable, "-m", "rocketrl.cli", "train", "--timesteps", "1536", "--logdir", str(tmp_path),
+        "--name", "lg", "--ascii", "--env.num-arenas", "4", "--env.stepping", "serial",
+        "--ppo.rollout-steps", "64", "--model.actor-hidden", "[32]", "--model.critic-hidden", "[32]",
+        "--league.opponents", "{selfplay: 0.5, checkpoint: 0.25, rule: 0.25}", "--league.snapshot-interval", "512",
+        "--league.eval-interval", "768", "--league.eval-games", "2", "--league.eval-game-seconds", "4",
+    ]  # fmt: skip
+    done = subprocess.run(train, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "checkpoint 1, rule 1" in done.stdout
+    run = tmp_path / "lg"
+    league = json.loads((run / "league.json").read_text())
+    names = [p["name"] for p in league["ratings"]["players"]]
+    assert "learner" in names and "rule_policy" in names
+    assert len(league["snapshots"]) >= 3 and league["last_eval"]["results"]["rule_policy"]["num_games"] == 2
+    assert 0.0 <= league["measures"]["win_rate_vs_rule"] <= 1.0
+    checkpoint = sorted((run / "checkpoints").glob("*.safetensors"))[-1]
+    evaluate = [
+        sys.executable, "-m", "rocketrl.cli", "eval", "--checkpoint", str(checkpoint), "--opponents", "rule_policy",
+        "--num-games", "2", "--game-seconds", "4", "--max-overtime-seconds", "2", "--workers", "1",
+        "--json", str(tmp_path / "eval.json"),
+    ]  # fmt: skip
+    done = subprocess.run(evaluate, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads((tmp_path / "eval.json").read_text())
+    (result,) = report["results"]
+    assert result["num_games"] == 2 and result["name_b"] == "rule_policy"
+    assert "rule_policy" in report["ratings"] and report["ratings"]["rule_policy"]["elo"] == 1500.0
