@@ -205,6 +205,8 @@ class RunConfig:
 
     timesteps: int = 2_000_000
     """Agent-steps to train for (every car's step counts)."""
+    max_minutes: float | None = None
+    """Also stop (with a checkpoint) after this many minutes of wall time; null: no time limit."""
     device: Device = "auto"
     """Device of the networks and the update: auto (CUDA when available), cpu or cuda."""
     seed: int = 0
@@ -238,6 +240,7 @@ class RunConfig:
         """Raise ValueError naming the first setting out of range."""
         check_field_types(self, "run")
         at_least(self.timesteps, 1, "run.timesteps")
+        positive_or_none(self.max_minutes, "run.max_minutes")
         at_least(self.seed, 0, "run.seed")
         if not self.logdir:
             raise ValueError("run.logdir='': give a folder, e.g. 'runs'")

@@ -85,6 +85,10 @@ class TrainLogger:
         for phase, seconds in timings.items():
             self._scalar(f"time/{phase}", seconds, step)
         self._scalar("charts/skipped_updates", trainer.counters.skipped_updates, step)
+        league = getattr(trainer, "league", None)
+        league_scalars = league.scalars() if league is not None else {}
+        for name, value in league_scalars.items():
+            self._scalar(name, value, step)
         if self.gpu is None:
             self.gpu = GpuMonitor(trainer.device)
         gpu = self.gpu.read()
@@ -104,6 +108,10 @@ class TrainLogger:
             f"env {timings['env']:.2f}s copy {timings.get('copy', 0.0):.2f}s "
             f"inf {timings['inference']:.2f}s learn {timings['learn']:.2f}s"
         )
+        if league_scalars:
+            line += f"  elo {league_scalars['league/elo']:.0f}"
+            if "league/win_rate_vs_rule" in league_scalars:
+                line += f"  vs rule {league_scalars['league/win_rate_vs_rule']:.0%}"
         if self._live is not None:
             self._live.update(self._panel(trainer, stats, timings, sps, done, mean_return, mean_length, touch_rate))
         elif self._console is not None:

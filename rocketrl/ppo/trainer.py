@@ -244,7 +244,11 @@ class Trainer:
         saved_at = -1
         self.notifier.send("start", f"step {self.counters.global_step:,} of {cfg.run.timesteps:,}")
         try:
+            deadline = None if cfg.run.max_minutes is None else time.monotonic() + 60.0 * cfg.run.max_minutes
             while self.counters.global_step < cfg.run.timesteps and self._stop_signal is None:
+                if deadline is not None and time.monotonic() >= deadline:
+                    print(f"run.max_minutes={cfg.run.max_minutes:g} reached: stopping", flush=True)
+                    break
                 started = time.perf_counter()
                 timings = {"env": 0.0, "copy": 0.0, "inference": 0.0, "learn": 0.0}
                 if self.plan is not None:

@@ -1,0 +1,175 @@
+"""Learning benchmark: train 1v1 from scratch with a named preset, then play RulePolicy.
+
+Trains with `configs/presets/<preset>.yaml` for a fixed budget (agent-steps and/or wall minutes),
+then plays at least 100 full games (5 minutes of game time each, overtime, each side equally
+often) against RulePolicy and prints one JSON object: win rate with its 95% Wilson interval, Elo
+(a performance rating against RulePolicy anchored at 1500: 1500 + 400 log10(p / (1 - p)), p the
+win rate with draws as half, clipped to [1/(2n), 1 - 1/(2n)]), goals, steps and wall time. With
+--plot it draws the run's evaluation curve (league/win_rate_vs_rule and league/elo from TensorBoard)
+into a PNG. Targets: win rate >= 70% (Elo >= 1650) within 2 hours on a 2-core CPU; aim for 90%.
+
+    python benchmarks/learn_vs_rule.py [--preset vs_rule] [--timesteps N] [--minutes M] [--games 100]
+        [--plot docs/learn_vs_rule.png] [--out report.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import time
+from pathlib import Path
+
+import torch
+
+LONG_BENCHMARK = True  # `rocketrl bench` runs it only when named
+
+PRESETS = Path(__file__).resolve().parent.parent / "rocketrl" / "configs" / "presets"
+
+
+def performance_elo(wins: int, draws: int, losses: int, anchor: float = 1500.0) -> float:
+    """Rating that predicts this score against an opponent rated `anchor` (clipped away from 0 and 1)."""
+    n = wins + draws + losses
+    p = (wins + 0.5 * draws) / n
+    p = min(max(p, 1.0 / (2 * n)), 1.0 - 1.0 / (2 * n))
+    return anchor + 400.0 * math.log10(p / (1.0 - p))
+
+
+def read_curve(run_dir: Path, tags: tuple[str, ...]) -> dict[str, list[tuple[int, float]]]:
+    """(step, value) series of TensorBoard scalars of a run."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
+    acc.Reload()
+    available = set(acc.Tags().get("scalars", []))
+    return {tag: [(e.step, e.value) for e in acc.Scalars(tag)] for tag in tags if tag in available}
+
+
+def plot_curve(curves: dict[str, list[tuple[int, float]]], final: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    panels = (
+        ("league/win_rate_vs_rule", "win rate vs RulePolicy (evaluation, 60 s games)"),
+        ("league/elo", "Elo (RulePolicy = 1500)"),
+        ("charts/episode_return", "mean episode return"),
+    )
+    for ax, (tag, title) in zip(axes, panels):
+        series = curves.get(tag, [])
+        if series:
+            ax.plot([s / 1e6 for s, _ in series], [v for _, v in series], marker="o" if len(series) < 40 else None)
+        ax.set_title(title)
+        ax.set_xlabel("agent-steps (millions)")
+        ax.grid(alpha=0.3)
+    axes[0].axhline(0.7, color="gray", linestyle="--", linewidth=1)
+    axes[0].set_ylim(0, 1)
+    fig.suptitle(
+        f"learn_vs_rule: final {final['win_rate']:.0%} win rate "
+        f"[{final['win_rate_low']:.0%}, {final['win_rate_high']:.0%}] over {final['games']} full games, "
+        f"Elo {final['elo']:.0f}"
+    )
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--preset", default="vs_rule", help="configs/presets/<name>.yaml (default vs_rule)")
+    parser.add_argument("--timesteps", type=int, default=None, help="agent-steps to train (default: the preset's)")
+    parser.add_argument("--minutes", type=float, default=None, help="stop training after this many minutes")
+    parser.add_argument("--games", type=int, default=100, help="evaluation games (default 100)")
+    parser.add_argument("--game-seconds", type=float, default=300.0, help="game clock (default 300)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--logdir", default="runs/benchmarks")
+    parser.add_argument("--plot", default=None, help="write the evaluation curve as a PNG here")
+    parser.add_argument("--out", default=None, help="also write the JSON report here")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 20k steps, 4 short games")
+    args = parser.parse_args()
+    if args.quick:
+        args.timesteps, args.games, args.game_seconds = 20_000, 4, 20.0
+    if args.games < 1:
+        parser.error("--games must be at least 1")
+
+    from rocketrl.config import load_config
+    from rocketrl.eval.match import MatchConfig, play_match
+    from rocketrl.infra.logging import TrainLogger
+    from rocketrl.policy.actor_critic import PolicyActor
+    from rocketrl.policy.rule import RulePolicy
+    from rocketrl.ppo.trainer import Trainer
+
+    preset = PRESETS / f"{args.preset}.yaml"
+    if not preset.is_file():
+        names = ", ".join(p.stem for p in sorted(PRESETS.glob("*.yaml")))
+        parser.error(f"--preset {args.preset!r}: no {preset}; presets: {names}")
+    name = f"learn_vs_rule-{args.preset}-{time.strftime('%Y%m%d-%H%M%S')}"
+    overrides = ["--run.logdir", args.logdir, "--run.name", name, "--run.seed", str(args.seed), "--run.ascii", "true"]
+    if args.timesteps is not None:
+        overrides += ["--run.timesteps", str(args.timesteps)]
+    if args.minutes is not None:
+        overrides += ["--run.max-minutes", str(args.minutes)]
+    cfg = load_config(preset, overrides)
+
+    started = time.perf_counter()
+    trainer = Trainer(cfg)
+    try:
+        trainer.verify()
+        logger = TrainLogger(trainer.run_dir, cfg.run.timesteps, ascii_only=True)
+        try:
+            trainer.learn(logger)
+        finally:
+            logger.close()
+        train_seconds = time.perf_counter() - started
+        learner = PolicyActor(trainer.model, trainer.obs_norm if cfg.ppo.normalize_observations else None)
+        match = MatchConfig(
+            num_games=args.games,
+            game_seconds=args.game_seconds,
+            num_arenas=min(args.games, 50),
+            seed=args.seed + 1,
+        )
+        result = play_match(learner, RulePolicy(seed=args.seed), match, "learner", "rule_policy", device=trainer.device)
+    finally:
+        trainer.close()
+    rate, low, high = result.win_rate_interval()
+    elo = performance_elo(result.wins, result.draws, result.losses)
+    report = {
+        "benchmark": "learn_vs_rule",
+        "preset": args.preset,
+        "run": str(trainer.run_dir),
+        "steps": trainer.counters.global_step,
+        "train_wall_seconds": round(train_seconds, 1),
+        "eval_wall_seconds": round(result.wall_seconds, 1),
+        "games": result.num_games,
+        "game_seconds": args.game_seconds,
+        "wins": result.wins,
+        "draws": result.draws,
+        "losses": result.losses,
+        "win_rate": rate,
+        "win_rate_low": low,
+        "win_rate_high": high,
+        "elo": round(elo, 1),
+        "goals_for": result.goals_for,
+        "goals_against": result.goals_against,
+        "touches_for": result.touches_for,
+        "touches_against": result.touches_against,
+        "target": {"win_rate": 0.7, "elo": 1650, "stretch_win_rate": 0.9, "stretch_elo": 1900},
+        "met": rate >= 0.7,
+        "machine": {"cpus": os.cpu_count(), "torch": torch.__version__, "python": platform.python_version()},
+    }
+    if args.plot:
+        curves = read_curve(trainer.run_dir, ("league/win_rate_vs_rule", "league/elo", "charts/episode_return"))
+        plot_curve(curves, report, Path(args.plot))
+        report["plot"] = args.plot
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
