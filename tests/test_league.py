@@ -233,3 +233,40 @@ def test_short_league_run_and_eval_as_subprocesses(tmp_path: Path) -> None:
     (result,) = report["results"]
     assert result["num_games"] == 2 and result["name_b"] == "rule_policy"
     assert "rule_policy" in report["ratings"] and report["ratings"]["rule_policy"]["elo"] == 1500.0
+
+
+def test_top_return_episodes_and_evaluation_games_are_saved_as_replays(tmp_path: Path) -> None:
+    from rocketrl.league.replay import load_replay
+
+    cfg = load_config(
+        None,
+        [
+            "--env.num-arenas", "4", "--env.stepping", "serial", "--env.episode-seconds", "3",
+            "--ppo.rollout-steps", "32", "--ppo.minibatches", "2", "--ppo.epochs", "1",
+            "--model.actor-hidden", "[32]", "--model.critic-hidden", "[32]", "--run.timesteps", "512",
+            "--run.logdir", str(tmp_path), "--run.name", "rp", "--league.replay-top", "3",
+            "--league.opponents", "{selfplay: 0.5, rule: 0.5}",
+        ],
+    )  # fmt: skip
+    trainer = Trainer(cfg)
+    try:
+        trainer.learn()
+    finally:
+        trainer.close()
+    top = tmp_path / "rp" / "replays" / "top" / "1v1"
+    index = json.loads((top / "index.json").read_text())
+    assert 1 <= len(index) <= 3
+    assert [e["return"] for e in index] == sorted((e["return"] for e in index), reverse=True)
+    assert sorted(p.name for p in top.glob("*.safetensors")) == sorted(e["file"] for e in index)
+    replay = load_replay(top / index[0]["file"])
+    # 3 s episodes at 15 steps per second: 45 steps, from the kickoff/reset state on.
+    assert replay.num_steps == index[0]["steps"] == 45
+    assert replay.meta["episode_return"] == pytest.approx(index[0]["return"])
+
+    match = MatchConfig(num_games=2, game_seconds=2.0, num_arenas=2, stepping="serial", overtime=False)
+    match.replay_games, match.replay_dir = "all", str(tmp_path / "eval")
+    play_match(RandomPolicy(0), RandomPolicy(1), match, "x", "y")
+    games = sorted((tmp_path / "eval").glob("game_*.safetensors"))
+    assert [g.name for g in games] == ["game_0000.safetensors", "game_0001.safetensors"]
+    assert load_replay(games[1]).meta["blue_policy"] == "y"  # game 1: A plays orange
+    assert load_replay(games[0]).num_steps == 30

@@ -202,10 +202,11 @@ def _play(
             controls[a_index] = side_a.act(flat, a_index)
         if b_index.numel():
             controls[b_index] = side_b.act(flat, b_index)
+        before = env.state
         step = env.step_controls(controls.view(a, n, 8))
         state = step.state
         assert state is not None
-        recorders.append(state, controls.view(a, n, 8))
+        recorders.append(before, controls.view(a, n, 8))  # each state with the controls applied from it
         steps += 1
         touched = state.car_touched_ball.to(device)
         a_touch = (touched & a_cars.view(a, n)).sum(dim=1)

@@ -29,6 +29,7 @@ from rocketrl.league.config import LeagueConfig
 from rocketrl.league.curriculum import Curriculum, Stage, load_curriculum
 from rocketrl.league.plan import ArenaPlan
 from rocketrl.league.ratings import RatingTable
+from rocketrl.league.top_replays import TopEpisodeReplays
 from rocketrl.policy.actor_critic import PolicyActor
 from rocketrl.policy.base import Policy, PolicyDriver
 from rocketrl.policy.load import RULE_POLICY, policy_from_checkpoint
@@ -61,7 +62,19 @@ class League:
         self._rule: Policy | None = None
         self._snapshot_policies: dict[str, Policy] = {}
         self._eval_env: BatchedEnv | None = None
-        self.last_eval: dict[str, dict] = {}
+        self.last_eval: dict = {}
+        self.replays: TopEpisodeReplays | None = None
+        """Top-return training episodes as replays (league.replay_top > 0)."""
+
+    def restart_replays(self, env: EnvConfig) -> None:
+        """Every arena was reset (start, checkpoint, stage change): start replay recording afresh."""
+        if self.config.replay_top <= 0:
+            return
+        sizes = (env.blue_size, env.orange_size)
+        if self.replays is None or (self.replays.blue_size, self.replays.orange_size) != sizes:
+            directory = self.run_dir / "replays" / "top" / f"{env.blue_size}v{env.orange_size}"
+            self.replays = TopEpisodeReplays(self.config.replay_top, directory, *sizes, env.tick_skip)
+        self.replays.restart()
 
     # ------------------------------------------------------------------------------ stages
     def stage(self, env: EnvConfig) -> Stage:

@@ -7,7 +7,6 @@ so B = arenas x cars agents act in one batched forward pass. `Trainer.learn()` r
 from __future__ import annotations
 
 import dataclasses
-import json
 import signal
 import time
 import warnings
@@ -18,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from rocketrl.config import TrainConfig, config_to_dict, save_resolved_config
+from rocketrl.config import TrainConfig, config_to_dict
 from rocketrl.env.batched import BatchedEnv, StepResult
 from rocketrl.env.config import EnvConfig
 from rocketrl.infra.checkpoint import CheckpointManager, load_checkpoint, rng_state, set_rng_state
@@ -28,6 +27,7 @@ from rocketrl.policy.actor_critic import ActorCritic, reset_state
 from rocketrl.ppo.gae import compute_gae
 from rocketrl.ppo.loss import explained_variance, normalize_advantages, ppo_losses
 from rocketrl.ppo.normalize import ObservationNormalizer, ReturnScaler
+from rocketrl.ppo.run_setup import make_run_dir, summarize, uses_league
 from rocketrl.ppo.schedules import Schedule, set_learning_rate
 from rocketrl.ppo.storage import RolloutStorage
 
@@ -292,6 +292,8 @@ class Trainer:
     def _restart_episodes(self) -> tuple[torch.Tensor, object, torch.Tensor]:
         """Reset every arena: learner observations [B, O], a zero recurrent state, all episodes starting."""
         obs = self.env.reset()
+        if self.league is not None:
+            self.league.restart_replays(self.env.config)
         state = self.model.initial_state(self.num_agents, self.device)
         return self._learner_obs(obs), state, torch.ones(self.num_agents, dtype=torch.bool, device=self.device)
 
@@ -303,8 +305,16 @@ class Trainer:
     def _step(self, action: torch.Tensor) -> StepResult:
         """Step every arena: the learner's actions [B] (or [B, 8]) and, with a league, its opponents'."""
         a, n = self.env.num_arenas, self.env.num_cars
+        replays = self.league.replays if self.league is not None else None
+        before = self.env.state
         if self.plan is None:
-            return self.env.step(action.reshape(a, n, *action.shape[1:]))
+            result = self.env.step(action.reshape(a, n, *action.shape[1:]))
+            if replays is not None:
+                replays.record(before, self.env.prev_controls)
+                if result.episodes:
+                    returns = result.episodes["return"].mean(dim=1)
+                    replays.episodes_ended(result.episodes["arena"], returns, self.counters.global_step)
+            return result
         obs = self.env.observations.reshape(a * n, -1)
         controls = torch.zeros(a * n, 8, device=self.device)
         parser = self.env.action_parser
@@ -313,6 +323,12 @@ class Trainer:
         for slot in self.plan.slots:
             controls[slot.agents] = slot.driver.act(obs[slot.agents]).to(self.device)  # type: ignore[union-attr]
         result = self.env.step_controls(controls.view(a, n, 8), validate=False)
+        if replays is not None:
+            replays.record(before, controls.view(a, n, 8))
+            if result.episodes:
+                mask = self.plan.learner_mask[result.episodes["arena"]]
+                returns = (result.episodes["return"] * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)
+                replays.episodes_ended(result.episodes["arena"], returns, self.counters.global_step)
         if result.episodes:
             ended = torch.zeros(a, dtype=torch.bool, device=self.device)
             ended[result.episodes["arena"]] = True
@@ -548,70 +564,4 @@ class Trainer:
             self.league.close()
 
 
-def summarize(trainer: Trainer) -> str:
-    """The configuration summary printed at start-up."""
-    import getpass
-
-    cfg, p, m, sp = trainer.cfg, trainer.cfg.ppo, trainer.cfg.model, trainer.cfg.speed
-    cuda = trainer.device.type == "cuda"
-    params = sum(x.numel() for x in trainer.model.parameters())
-    batch = p.rollout_steps * trainer.num_agents
-    lines = [
-        f"user          {cfg.run.user or getpass.getuser()}",
-        f"run           {trainer.run_dir}",
-        f"device        {trainer.device}   precision {'fp32' if sp.amp == 'off' or not cuda else sp.amp}",
-        f"engine        {cfg.env.engine} ({cfg.env.stepping}, {trainer.env.engine.num_workers} workers)",
-        f"arenas        {cfg.env.num_arenas} x {trainer.env.config.blue_size}v{trainer.env.config.orange_size}, "
-        f"{trainer.num_agents} learner agents ({_opponents_text(trainer)})",
-        f"network       {'LSTM ' + str(m.lstm_hidden) + ' + ' if m.lstm else ''}actor {m.actor_hidden} "
-        f"critic {m.critic_hidden} {m.activation}, {params:,} parameters",
-        f"batch         {batch:,} = {p.rollout_steps} steps x {trainer.num_agents} agents, "
-        f"{p.minibatches} minibatches of {batch // p.minibatches:,}, {p.epochs} epochs",
-        f"learning rate {p.learning_rate:g} ({p.lr_schedule})",
-        f"checkpoints   every {cfg.run.checkpoint_interval:,} steps, keep best {cfg.run.keep_best}",
-        f"timesteps     {cfg.run.timesteps:,}",
-        f"speed         amp={sp.amp}{' (fp32 on this device)' if sp.amp == 'fp16' and not cuda else ''}, "
-        f"compile={'on' if sp.compile else 'off'}, compile_env={'on' if cfg.env.compile else 'off'}, "
-        f"pinned host memory={'off' if not cfg.env.pin_memory else 'active' if cuda else 'inactive on CPU'}",
-    ]
-    return "\n".join(lines)
-
-
-def _opponents_text(trainer: Trainer) -> str:
-    league = trainer.league
-    if league is None:
-        return "self-play, one policy"
-    plan = trainer.plan
-    counts = plan.counts if plan is not None else {"selfplay": trainer.env.num_arenas}
-    text = "arenas: " + ", ".join(f"{kind} {count}" for kind, count in counts.items() if count)
-    if league.curriculum is not None:
-        stages = " -> ".join(s.name for s in league.curriculum.stages)
-        text += f"; curriculum stage {league.curriculum.index + 1}/{len(league.curriculum.stages)}: {stages}"
-    return text
-
-
-def uses_league(cfg: TrainConfig) -> bool:
-    """A league is needed for opponents other than self-play, a curriculum or evaluation matches."""
-    lg = cfg.league
-    return not lg.pure_selfplay or lg.curriculum is not None or lg.eval_interval > 0
-
-
-def make_run_dir(cfg: TrainConfig) -> Path:
-    """<logdir>/<name> with the resolved config written inside. Resuming reuses the run's folder:
-    the folder of the checkpoint given, or with 'latest' and no name the newest run with checkpoints."""
-    name = cfg.run.name
-    if name is None and cfg.run.resume:
-        if cfg.run.resume == "latest":
-            runs = [d for d in Path(cfg.run.logdir).glob("*/checkpoints") if any(d.glob("*.safetensors"))]
-            if not runs:
-                raise FileNotFoundError(f"--resume latest: no run with checkpoints in {cfg.run.logdir}")
-            return _prepare_run_dir(max(runs, key=lambda d: d.stat().st_mtime).parent, cfg)
-        return _prepare_run_dir(Path(cfg.run.resume).resolve().parent.parent, cfg)
-    return _prepare_run_dir(Path(cfg.run.logdir) / (name or time.strftime("run-%Y%m%d-%H%M%S")), cfg)
-
-
-def _prepare_run_dir(run_dir: Path, cfg: TrainConfig) -> Path:
-    run_dir.mkdir(parents=True, exist_ok=True)
-    save_resolved_config(cfg, run_dir / "config.yaml")
-    (run_dir / "config.json").write_text(json.dumps(config_to_dict(cfg), indent=2))
-    return run_dir
+__all__ = ["Counters", "Trainer", "UpdateStats", "resolve_device", "summarize"]

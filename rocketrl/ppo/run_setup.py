@@ -1,0 +1,82 @@
+"""Start-up helpers of a training run: the run folder and the configuration summary."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rocketrl.config import TrainConfig, config_to_dict, save_resolved_config
+
+if TYPE_CHECKING:
+    from rocketrl.ppo.trainer import Trainer
+
+
+def summarize(trainer: Trainer) -> str:
+    """The configuration summary printed at start-up."""
+    import getpass
+
+    cfg, p, m, sp = trainer.cfg, trainer.cfg.ppo, trainer.cfg.model, trainer.cfg.speed
+    cuda = trainer.device.type == "cuda"
+    params = sum(x.numel() for x in trainer.model.parameters())
+    batch = p.rollout_steps * trainer.num_agents
+    lines = [
+        f"user          {cfg.run.user or getpass.getuser()}",
+        f"run           {trainer.run_dir}",
+        f"device        {trainer.device}   precision {'fp32' if sp.amp == 'off' or not cuda else sp.amp}",
+        f"engine        {cfg.env.engine} ({cfg.env.stepping}, {trainer.env.engine.num_workers} workers)",
+        f"arenas        {cfg.env.num_arenas} x {trainer.env.config.blue_size}v{trainer.env.config.orange_size}, "
+        f"{trainer.num_agents} learner agents ({_opponents_text(trainer)})",
+        f"network       {'LSTM ' + str(m.lstm_hidden) + ' + ' if m.lstm else ''}actor {m.actor_hidden} "
+        f"critic {m.critic_hidden} {m.activation}, {params:,} parameters",
+        f"batch         {batch:,} = {p.rollout_steps} steps x {trainer.num_agents} agents, "
+        f"{p.minibatches} minibatches of {batch // p.minibatches:,}, {p.epochs} epochs",
+        f"learning rate {p.learning_rate:g} ({p.lr_schedule})",
+        f"checkpoints   every {cfg.run.checkpoint_interval:,} steps, keep best {cfg.run.keep_best}",
+        f"timesteps     {cfg.run.timesteps:,}",
+        f"speed         amp={sp.amp}{' (fp32 on this device)' if sp.amp == 'fp16' and not cuda else ''}, "
+        f"compile={'on' if sp.compile else 'off'}, compile_env={'on' if cfg.env.compile else 'off'}, "
+        f"pinned host memory={'off' if not cfg.env.pin_memory else 'active' if cuda else 'inactive on CPU'}",
+    ]
+    return "\n".join(lines)
+
+
+def _opponents_text(trainer: Trainer) -> str:
+    league = trainer.league
+    if league is None:
+        return "self-play, one policy"
+    plan = trainer.plan
+    counts = plan.counts if plan is not None else {"selfplay": trainer.env.num_arenas}
+    text = "arenas: " + ", ".join(f"{kind} {count}" for kind, count in counts.items() if count)
+    if league.curriculum is not None:
+        stages = " -> ".join(s.name for s in league.curriculum.stages)
+        text += f"; curriculum stage {league.curriculum.index + 1}/{len(league.curriculum.stages)}: {stages}"
+    return text
+
+
+def uses_league(cfg: TrainConfig) -> bool:
+    """A league is needed for opponents other than self-play, a curriculum, evaluation matches or replays."""
+    lg = cfg.league
+    return not lg.pure_selfplay or lg.curriculum is not None or lg.eval_interval > 0 or lg.replay_top > 0
+
+
+def make_run_dir(cfg: TrainConfig) -> Path:
+    """<logdir>/<name> with the resolved config written inside. Resuming reuses the run's folder:
+    the folder of the checkpoint given, or with 'latest' and no name the newest run with checkpoints."""
+    name = cfg.run.name
+    if name is None and cfg.run.resume:
+        if cfg.run.resume == "latest":
+            runs = [d for d in Path(cfg.run.logdir).glob("*/checkpoints") if any(d.glob("*.safetensors"))]
+            if not runs:
+                raise FileNotFoundError(f"--resume latest: no run with checkpoints in {cfg.run.logdir}")
+            return _prepare_run_dir(max(runs, key=lambda d: d.stat().st_mtime).parent, cfg)
+        return _prepare_run_dir(Path(cfg.run.resume).resolve().parent.parent, cfg)
+    return _prepare_run_dir(Path(cfg.run.logdir) / (name or time.strftime("run-%Y%m%d-%H%M%S")), cfg)
+
+
+def _prepare_run_dir(run_dir: Path, cfg: TrainConfig) -> Path:
+    run_dir.mkdir(parents=True, exist_ok=True)
+    save_resolved_config(cfg, run_dir / "config.yaml")
+    (run_dir / "config.json").write_text(json.dumps(config_to_dict(cfg), indent=2))
+    return run_dir
