@@ -4,9 +4,13 @@ the 45 degree corner cuts and the two goals.
 The field is the intersection of half-spaces (side walls |x| <= 4096, back walls |y| <= 5120, corner
 cuts |x| + |y| <= 8064, floor z >= 0, ceiling z <= 2044); each wall meets the floor and the ceiling
 through a quarter-cylinder of its own radius (measured on the public collision meshes: 256/512 for the
-side walls and corners, 160/512 for the back walls). Each goal is a box 1785.51 wide, 642.775 high
-reaching 880 behind the goal line. The vertical edges where walls meet corner cuts, the goal posts
-and the crossbar are sharp. Distances are in uu, positive in free space; inside, the value is exact.
+side walls and corners, 160/512 for the back walls, the back walls' floor radius easing to 96 beside
+the goals). Each goal, as in the meshes, is 1792 wide and 640
+high at the mouth; seen from the side its floor rises 16 uu towards the back, its roof slopes down from
+|y| 5344 and the back of the net is a half-cylinder of radius 240 reaching |y| 6000; the edges where
+its side walls meet floor, roof and back are rounded with radius 96. The vertical edges where walls
+meet corner cuts, the goal posts and the crossbar are sharp. Distances are in uu, positive in free
+space; inside the field, the value is exact.
 """
 
 from __future__ import annotations
@@ -15,16 +19,26 @@ import warp as wp
 
 from rocketrl.sim.warp.constants import (
     BACK_CEIL_RADIUS,
+    BACK_FLOOR_BLEND_WIDTH,
+    BACK_FLOOR_BLEND_X,
     BACK_FLOOR_RADIUS,
+    BACK_FLOOR_RADIUS_GOAL,
     CORNER_CEIL_RADIUS,
     CORNER_FLOOR_RADIUS,
     CORNER_SUM,
     EXTENT_X,
     EXTENT_Y,
-    GOAL_BACK_Y,
+    GOAL_BACK_CENTRE_Y,
+    GOAL_BACK_CENTRE_Z,
+    GOAL_BACK_RADIUS,
+    GOAL_EDGE_RADIUS,
     GOAL_HALF_WIDTH,
     GOAL_HEIGHT,
     GOAL_MOUTH_Y,
+    GOAL_RAMP_NORMAL,
+    GOAL_RAMP_START_Y,
+    GOAL_ROOF_END_Y,
+    GOAL_ROOF_NORMAL,
     HEIGHT,
     SIDE_CEIL_RADIUS,
     SIDE_FLOOR_RADIUS,
@@ -45,6 +59,41 @@ def wall_distance(w: float, z: float, floor_radius: float, ceil_radius: float) -
 
 
 @wp.func
+def goal_section_distance(y: float, z: float) -> float:
+    """Distance (uu) from (|y|, z) to the boundary of the goal's side section, positive inside.
+
+    The section is convex: floor z >= 0, the rising floor, the roof (flat, then sloping) and the back
+    arc; each term is the distance to one of those, the arc's only in the sector where it bounds."""
+    roof = wp.min(
+        GOAL_HEIGHT - z, -((y - GOAL_ROOF_END_Y) * GOAL_ROOF_NORMAL[0] + (z - GOAL_HEIGHT) * GOAL_ROOF_NORMAL[1])
+    )
+    dy = y - GOAL_BACK_CENTRE_Y
+    dz = z - GOAL_BACK_CENTRE_Z
+    if dy <= 0.0:
+        ramp = (y - GOAL_RAMP_START_Y) * GOAL_RAMP_NORMAL[0] + z * GOAL_RAMP_NORMAL[1]
+        return wp.min(roof, wp.min(z, ramp))
+    if dz * GOAL_ROOF_NORMAL[0] < dy * GOAL_ROOF_NORMAL[1]:
+        return wp.min(roof, GOAL_BACK_RADIUS - wp.length(wp.vec2(dy, dz)))
+    return roof
+
+
+@wp.func
+def goal_distance(ax: float, ay: float, z: float) -> float:
+    """Distance (uu) to the inside surface of the goal at |x| = ax, |y| = ay, positive inside.
+
+    The goal is the set of points within GOAL_EDGE_RADIUS of a core (|x| <= half width - radius, section
+    shrunk by the radius), which rounds every edge of its side walls; open at the mouth."""
+    ex = ax - (GOAL_HALF_WIDTH - GOAL_EDGE_RADIUS)
+    es = GOAL_EDGE_RADIUS - goal_section_distance(ay, z)
+    inside = wp.min(-ex, -es)
+    if inside >= 0.0:
+        d = GOAL_EDGE_RADIUS + inside
+    else:
+        d = GOAL_EDGE_RADIUS - wp.length(wp.vec2(wp.max(ex, 0.0), wp.max(es, 0.0)))
+    return wp.min(d, ay - GOAL_MOUTH_Y)
+
+
+@wp.func
 def arena_distance(p: wp.vec3) -> float:
     """Distance (uu) from p to the nearest arena surface; positive inside the arena and goals."""
     ax = wp.abs(p[0])
@@ -52,11 +101,11 @@ def arena_distance(p: wp.vec3) -> float:
     z = p[2]
     d = wp.min(z, HEIGHT - z)
     d = wp.min(d, wall_distance(EXTENT_X - ax, z, SIDE_FLOOR_RADIUS, SIDE_CEIL_RADIUS))
-    d = wp.min(d, wall_distance(EXTENT_Y - ay, z, BACK_FLOOR_RADIUS, BACK_CEIL_RADIUS))
+    t = wp.clamp((ax - BACK_FLOOR_BLEND_X) / BACK_FLOOR_BLEND_WIDTH, 0.0, 1.0)
+    back_radius = BACK_FLOOR_RADIUS_GOAL + (BACK_FLOOR_RADIUS - BACK_FLOOR_RADIUS_GOAL) * t * t * (3.0 - 2.0 * t)
+    d = wp.min(d, wall_distance(EXTENT_Y - ay, z, back_radius, BACK_CEIL_RADIUS))
     d = wp.min(d, wall_distance((CORNER_SUM - ax - ay) * SQRT_HALF, z, CORNER_FLOOR_RADIUS, CORNER_CEIL_RADIUS))
-    goal = wp.min(wp.min(GOAL_HALF_WIDTH - ax, GOAL_BACK_Y - ay), wp.min(z, GOAL_HEIGHT - z))
-    goal = wp.min(goal, ay - GOAL_MOUTH_Y)
-    return wp.max(d, goal)
+    return wp.max(d, goal_distance(ax, ay, z))
 
 
 @wp.func

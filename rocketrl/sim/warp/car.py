@@ -4,8 +4,11 @@ control and boost, following RocketSim's Car::_PreTickUpdate.
 Ground driving is a no-slip model of RocketSim's raycast vehicle: throttle, brake and boost change
 the forward speed, lateral velocity is removed by the tyres' side friction (scaled down by the
 handbrake), and the car yaws at forward speed x tan(steer angle) / wheelbase (a bicycle model of
-RocketSim's steered front wheels, without tyre slip). The car stands at a fixed height on
-the surface below it (no suspension); surfaces with n.z > -0.5 are drivable, walls included.
+RocketSim's steered front wheels), widened by a speed-dependent factor for its tyres' slip. The car
+stands at a fixed height on the surface below it (no suspension); surfaces with n.z > -0.5 are
+drivable, walls included.
+A car touching the arena without standing on it recovers as in Rocket League: jump on its roof
+auto-flips it (an impulse off the surface and a roll torque), throttle auto-rolls it onto its wheels.
 """
 
 from __future__ import annotations
@@ -21,6 +24,13 @@ from rocketrl.sim.warp.constants import (
     BOOST_MIN_TIME,
     BOOST_USED_PER_SECOND,
     BRAKE_ACCEL,
+    CAR_AUTOFLIP_IMPULSE,
+    CAR_AUTOFLIP_NORMZ_THRESH,
+    CAR_AUTOFLIP_ROLL_THRESH,
+    CAR_AUTOFLIP_TIME,
+    CAR_AUTOFLIP_TORQUE,
+    CAR_AUTOROLL_ACCEL,
+    CAR_AUTOROLL_FORCE,
     CAR_MAX_SPEED,
     CAR_TORQUE_SCALE,
     COASTING_BRAKE_FACTOR,
@@ -55,22 +65,30 @@ from rocketrl.sim.warp.constants import (
     drive_torque_factor,
     powerslide_steer_angle,
     steer_angle,
+    steer_slip,
 )
 from rocketrl.sim.warp.layout import (
     F_AIR_TIME,
+    F_AUTOFLIP_DIR,
+    F_AUTOFLIP_TIME,
     F_BOOST,
     F_BOOST_TIME,
+    F_CONTACT_NX,
+    F_CONTACT_NY,
+    F_CONTACT_NZ,
     F_DODGE_X,
     F_DODGE_Y,
     F_FLIP_TIME,
     F_HANDBRAKE,
     F_JUMP_TIME,
+    I_AUTOFLIP,
     I_GROUND,
     I_HAS_DOUBLE_JUMPED,
     I_HAS_FLIPPED,
     I_HAS_JUMPED,
     I_IS_JUMPING,
     I_LAST_JUMP,
+    I_WORLD_CONTACT,
     SimState,
 )
 
@@ -134,7 +152,7 @@ def ground_drive(
     angle = steer_angle(f)
     if handbrake > 0.0:
         angle = angle + (powerslide_steer_angle(f) - angle) * handbrake
-    yaw_rate = f * wp.tan(angle * steer) / WHEELBASE
+    yaw_rate = f * wp.tan(angle * steer) / (WHEELBASE * steer_slip(f))
     normal = wp.dot(vel, up)
     return fwd * f + right * lat + up * normal, up * yaw_rate
 
@@ -216,6 +234,52 @@ def dodge_impulse(vel: wp.vec3, fwd: wp.vec3, pitch: float, yaw: float, roll: fl
     ca = wp.cos(a)
     sa = wp.sin(a)
     return wp.vec3(ix * ca - iy * sa, ix * sa + iy * ca, 0.0)
+
+
+@wp.func
+def auto_recover(s: SimState, a: int, c: int, jump_pressed: bool, throttle: float):
+    """Auto-flip and auto-roll of car c for one tick (RocketSim's Car::_UpdateAutoFlip/_UpdateAutoRoll).
+
+    Only while the car touches the arena without standing on it (I_WORLD_CONTACT, normal F_CONTACT_N*):
+    jump pressed with the surface below (n.z > 1/sqrt 2) and |roll| > 2.8 rad starts an auto-flip, a
+    200 uu/s push along -up and 50 rad/s^2 about the forward axis for 0.4 |roll| / pi s; throttle held
+    pushes the car at 100 uu/s^2 onto the surface and turns its up axis towards the surface normal."""
+    dt = TICK_TIME
+    q = s.car_rot[a, c]
+    fwd = wp.quat_rotate(q, wp.vec3(1.0, 0.0, 0.0))
+    right = wp.quat_rotate(q, wp.vec3(0.0, 1.0, 0.0))
+    up = wp.quat_rotate(q, wp.vec3(0.0, 0.0, 1.0))
+    vel = s.car_vel[a, c]
+    ang = s.car_ang[a, c]
+    contact = s.car_i[a, c, I_WORLD_CONTACT] != 0
+    n = wp.vec3(s.car_f[a, c, F_CONTACT_NX], s.car_f[a, c, F_CONTACT_NY], s.car_f[a, c, F_CONTACT_NZ])
+    if jump_pressed and contact and n[2] > CAR_AUTOFLIP_NORMZ_THRESH:
+        roll = wp.atan2(-right[2], up[2])
+        if wp.abs(roll) > CAR_AUTOFLIP_ROLL_THRESH:
+            s.car_i[a, c, I_AUTOFLIP] = 1
+            s.car_f[a, c, F_AUTOFLIP_TIME] = CAR_AUTOFLIP_TIME * wp.abs(roll) / wp.pi
+            direction = 1.0
+            if roll <= 0.0:
+                direction = -1.0
+            s.car_f[a, c, F_AUTOFLIP_DIR] = direction
+            vel = vel - up * CAR_AUTOFLIP_IMPULSE
+    if s.car_i[a, c, I_AUTOFLIP] != 0:
+        t = s.car_f[a, c, F_AUTOFLIP_TIME]
+        if t <= 0.0:
+            s.car_i[a, c, I_AUTOFLIP] = 0
+            s.car_f[a, c, F_AUTOFLIP_TIME] = 0.0
+        else:
+            ang = ang + fwd * (CAR_AUTOFLIP_TORQUE * s.car_f[a, c, F_AUTOFLIP_DIR] * dt)
+            s.car_f[a, c, F_AUTOFLIP_TIME] = t - dt
+    if contact and throttle != 0.0:
+        vel = vel - n * (CAR_AUTOROLL_FORCE * dt)
+        axis = wp.cross(up, n)
+        if wp.length(axis) > 1.0e-4:
+            ang = ang + wp.normalize(axis) * (CAR_AUTOROLL_ACCEL * dt)
+        elif wp.dot(up, n) < 0.0:
+            ang = ang + fwd * (CAR_AUTOROLL_ACCEL * dt)
+    s.car_vel[a, c] = vel
+    s.car_ang[a, c] = ang
 
 
 @wp.func
@@ -356,6 +420,8 @@ def car_pre_tick(s: SimState, a: int, c: int):
 
     s.car_vel[a, c] = vel
     s.car_ang[a, c] = ang
+    if not on_ground:
+        auto_recover(s, a, c, jump_pressed, throttle)
     s.car_f[a, c, F_BOOST] = boost
     s.car_f[a, c, F_BOOST_TIME] = boost_time
     s.car_f[a, c, F_JUMP_TIME] = jump_time

@@ -21,14 +21,34 @@ CORNER_SUM = wp.constant(8064.0)
 SIDE_FLOOR_RADIUS = wp.constant(256.0)
 SIDE_CEIL_RADIUS = wp.constant(512.0)
 BACK_FLOOR_RADIUS = wp.constant(160.0)
+BACK_FLOOR_RADIUS_GOAL = wp.constant(96.0)
+"""Back-wall floor radius beside the goal: 96 up to |x| BACK_FLOOR_BLEND_X, easing (smoothstep) to
+BACK_FLOOR_RADIUS over BACK_FLOOR_BLEND_WIDTH."""
+BACK_FLOOR_BLEND_X = wp.constant(960.0)
+BACK_FLOOR_BLEND_WIDTH = wp.constant(384.0)
 BACK_CEIL_RADIUS = wp.constant(512.0)
 CORNER_FLOOR_RADIUS = wp.constant(256.0)
 CORNER_CEIL_RADIUS = wp.constant(512.0)
-GOAL_HALF_WIDTH = wp.constant(892.755)
-GOAL_HEIGHT = wp.constant(642.775)
-GOAL_BACK_Y = wp.constant(6000.0)
+GOAL_HALF_WIDTH = wp.constant(896.0)
+"""Half width of the goal's inside between its side walls (|x|)."""
+GOAL_HEIGHT = wp.constant(640.0)
+"""Height of the goal's flat roof (the crossbar's underside)."""
+GOAL_EDGE_RADIUS = wp.constant(96.0)
+"""Radius of the rounded edges where the goal's side walls meet its floor, roof and back."""
+GOAL_ROOF_END_Y = wp.constant(5344.0)
+"""|y| where the flat roof ends and the roof slopes down towards the back of the net."""
+GOAL_ROOF_NORMAL = wp.constant(wp.vec2(0.30462, 0.95247))
+"""Outward (y, z) normal of the sloping roof through (GOAL_ROOF_END_Y, GOAL_HEIGHT)."""
+GOAL_RAMP_START_Y = wp.constant(5354.7)
+"""|y| where the goal floor starts to rise (to z 16 at GOAL_BACK_CENTRE_Y)."""
+GOAL_RAMP_NORMAL = wp.constant(wp.vec2(-0.039448, 0.999222))
+"""Inward (y, z) normal of the rising floor through (GOAL_RAMP_START_Y, 0)."""
+GOAL_BACK_CENTRE_Y = wp.constant(5760.0)
+GOAL_BACK_CENTRE_Z = wp.constant(256.0)
+GOAL_BACK_RADIUS = wp.constant(240.0)
+"""The back of the net is a cylinder along x: this radius about (|y|, z) = (5760, 256), reaching |y| 6000."""
 GOAL_MOUTH_Y = wp.constant(3800.0)
-"""The goal box starts this far inside the field, so its region and the field's overlap at the mouth."""
+"""The goal region starts this far inside the field, so its region and the field's overlap at the mouth."""
 GOAL_SCORE_Y = wp.constant(5124.25)
 
 # ----------------------------------------------------------------------------------------- ball
@@ -105,6 +125,21 @@ FLIP_SIDE_SCALE = wp.constant(1.9)
 FLIP_BACKWARD_SCALE = wp.constant(2.5)
 FLIP_BACKWARD_SCALE_X = wp.constant(16.0 / 15.0)
 
+CAR_AUTOFLIP_IMPULSE = wp.constant(200.0)
+"""Velocity (uu/s) along -up given when jump is pressed while on the roof."""
+CAR_AUTOFLIP_TORQUE = wp.constant(50.0)
+"""Angular acceleration (rad/s^2) about the forward axis while auto-flipping."""
+CAR_AUTOFLIP_TIME = wp.constant(0.4)
+"""Auto-flip duration (s) for a roll of pi; scaled by |roll| / pi."""
+CAR_AUTOFLIP_NORMZ_THRESH = wp.constant(0.70710678)
+CAR_AUTOFLIP_ROLL_THRESH = wp.constant(2.8)
+CAR_AUTOROLL_FORCE = wp.constant(100.0)
+"""Acceleration (uu/s^2) towards the surface while auto-rolling."""
+CAR_AUTOROLL_ACCEL = wp.constant(25.0)
+"""Angular acceleration (rad/s^2) turning the car's up axis towards the surface while auto-rolling:
+RocketSim's CAR_AUTOROLL_TORQUE (80) plus the tipping its suspension and hitbox give, which the point
+model lacks, tuned so a car on its side with throttle is on its wheels in about 0.5 s, as in RocketSim."""
+
 AIR_TORQUE = wp.constant(wp.vec3(130.0, 95.0, 400.0))
 """Pitch, yaw, roll."""
 AIR_DAMPING = wp.constant(wp.vec3(30.0, 20.0, 50.0))
@@ -152,6 +187,14 @@ def steer_angle(speed: float) -> float:
     if s <= 1750.0:
         return curve3(s, 1000.0, 0.18203, 1500.0, 0.10570, 1750.0, 0.08507)
     return curve3(s, 1750.0, 0.08507, 3000.0, 0.03454, 3001.0, 0.03454)
+
+
+@wp.func
+def steer_slip(speed: float) -> float:
+    """Turning radius of RocketSim's raycast vehicle over the no-slip bicycle model's, at forward speed
+    |speed| (uu/s): its tyres slip more the slower the car turns (measured: 1.11 near 400 uu/s, 1.05
+    near 900, 1.02 near 1400)."""
+    return curve3(wp.abs(speed), 0.0, 1.16, 890.0, 1.053, 1500.0, 1.017)
 
 
 @wp.func

@@ -21,7 +21,12 @@ F_DEMO_TIMER = 7  # seconds until a demolished car respawns
 F_BUMP_COOLDOWN = 8
 F_DODGE_X = 9  # dodge torque direction in car axes (roll part)
 F_DODGE_Y = 10  # (pitch part)
-NUM_CAR_F = 11
+F_AUTOFLIP_TIME = 11  # auto-flip torque time left
+F_AUTOFLIP_DIR = 12  # auto-flip torque sign about the forward axis (+1 / -1)
+F_CONTACT_NX = 13  # normal of the arena surface the car touches without standing on it (last tick)
+F_CONTACT_NY = 14
+F_CONTACT_NZ = 15
+NUM_CAR_F = 16
 
 # car_i columns (int32 flags / counters).
 I_GROUND = 0
@@ -34,7 +39,9 @@ I_SUPERSONIC = 6
 I_LAST_JUMP = 7  # jump input of the previous tick
 I_LAST_HIT_TICK = 8
 I_BUMP_OTHER = 9  # car index of the last bump victim, -1 if none
-NUM_CAR_I = 10
+I_WORLD_CONTACT = 10  # 1 when the car touched the arena last tick without standing on it
+I_AUTOFLIP = 11  # 1 while an auto-flip is turning the car over
+NUM_CAR_I = 12
 
 # ev_car columns (int32 events of the current step).
 E_TOUCHED = 0
