@@ -2,7 +2,8 @@
 
 All agents of all arenas are stepped at once as (A, C) tensors on one device. Finished arenas are
 reset automatically; the observation each finished episode ended on is handed back separately
-(`final_obs`) so a learner can bootstrap truncated episodes.
+(`final_obs`) so a learner can bootstrap truncated episodes. `step` is `step_async` + `step_wait`:
+between the two the engine's workers step while the caller may run inference for other arenas.
 """
 
 from __future__ import annotations
@@ -78,6 +79,9 @@ class BatchedEnv:
         self.episode_touches = torch.zeros(a, n, dtype=torch.long, device=self.device)
         self.episode_goals = torch.zeros(a, 2, dtype=torch.long, device=self.device)
         self._obs: torch.Tensor | None = None
+        self._pending: tuple[BatchState, torch.Tensor, BatchState | None] | None = None
+        """(state before, controls (A, C, 8), state after if the engine stepped synchronously) of the
+        step in flight between step_async and step_wait."""
         self._layer = self._compiled_layer if config.compile else self._eager_layer
         self._compiled = None
 
@@ -98,6 +102,7 @@ class BatchedEnv:
 
     def reset(self) -> torch.Tensor:
         """Reset every arena with the state setter; returns observations (A, C, obs_size)."""
+        self._check_idle("reset()")
         everything = torch.ones(self.num_arenas, dtype=torch.bool, device=self.device)
         self._reset_arenas(everything)
         self._obs = self.obs_builder.build(self.engine.state, self.prev_controls)
@@ -105,17 +110,40 @@ class BatchedEnv:
 
     def step(self, actions: torch.Tensor | np.ndarray) -> StepResult:
         """Apply actions for every car: indices (A, C) for discrete, (A, C, 8) for continuous."""
+        self.step_async(actions)
+        return self.step_wait()
+
+    def step_async(self, actions: torch.Tensor | np.ndarray) -> None:
+        """Start a step with actions (as in `step`) and return before the physics has finished.
+
+        `step_wait()` finishes it and returns the StepResult that `step` would have returned. In
+        between the engine steps on its own (worker processes or threads), so the caller can run
+        other work, such as inference for another BatchedEnv. Engines without `step_async` step
+        here in full.
+        """
         if self._obs is None:
             raise RuntimeError("call BatchedEnv.reset() before step()")
         actions = torch.as_tensor(actions, device=self.device)
         controls = self.action_parser.parse(actions, self.num_arenas, self.num_cars, self.config.validate_actions)
-        return self.step_controls(controls, validate=False)
+        self.step_controls_async(controls, validate=False)
 
     def step_controls(self, controls: torch.Tensor, validate: bool = True) -> StepResult:
         """Step with car controls (A, C, 8) given directly (throttle, steer, pitch, yaw, roll, jump,
         boost, handbrake), bypassing the action parser; used when each team has its own policy."""
+        self.step_controls_async(controls, validate)
+        return self.step_wait()
+
+    @property
+    def step_in_flight(self) -> bool:
+        """True between `step_async`/`step_controls_async` and `step_wait`."""
+        return self._pending is not None
+
+    def step_controls_async(self, controls: torch.Tensor, validate: bool = True) -> None:
+        """`step_controls` up to the engine step: start it with controls (A, C, 8) and return at once."""
         if self._obs is None:
             raise RuntimeError("call BatchedEnv.reset() before step_controls()")
+        if self._pending is not None:
+            raise RuntimeError("a step is already in flight; call step_wait() before starting another")
         controls = controls.to(self.device, torch.float32)
         if validate:
             expected = (self.num_arenas, self.num_cars, 8)
@@ -125,7 +153,22 @@ class BatchedEnv:
                 raise InvalidActionError("controls contain NaN or inf; every control must be finite")
             controls = ContinuousAction().parse(controls, self.num_arenas, self.num_cars, validate=False)
         prev_state = self.engine.state
-        state = self.engine.step(controls)
+        step_async = getattr(self.engine, "step_async", None)
+        if step_async is not None:
+            step_async(controls)
+            stepped = None
+        else:
+            stepped = self.engine.step(controls)
+        self._pending = (prev_state, controls, stepped)
+
+    def step_wait(self) -> StepResult:
+        """Finish the step in flight: wait for the engine, then rewards, observations, done
+        conditions, episode statistics and auto-resets, as `step` does; returns its StepResult."""
+        if self._pending is None:
+            raise RuntimeError("step_wait() without a step in flight; call step_async(actions) first")
+        prev_state, controls, stepped = self._pending
+        self._pending = None
+        state = self.engine.step_wait() if stepped is None else stepped
         self.prev_controls = controls
         reward, self.reward_fn.last_term_means, obs = self._layer(prev_state, state, controls)
         terminated, truncated = self.done.update(state)
@@ -173,6 +216,7 @@ class BatchedEnv:
         (no stats are reported for them); returns the observations of every arena (A, C, obs_size)."""
         if self._obs is None:
             return self.reset()
+        self._check_idle("reset_arenas()")
         mask = mask.to(self.device, torch.bool)
         if bool(mask.any()):
             self._reset_arenas(mask)
@@ -181,6 +225,10 @@ class BatchedEnv:
             obs[mask] = fresh
             self._obs = obs
         return self._obs
+
+    def _check_idle(self, what: str) -> None:
+        if self._pending is not None:
+            raise RuntimeError(f"BatchedEnv.{what} while a step is in flight; call step_wait() first")
 
     def _episode_stats(self, done: torch.Tensor) -> dict[str, torch.Tensor]:
         return {

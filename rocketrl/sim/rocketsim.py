@@ -11,7 +11,10 @@ mode decides where the blocks run:
 - "multi_step": `RocketSim.Arena.multi_step` over all arenas, in this process,
 - "serial":    `Arena.step` arena by arena, in this process.
 
-`benchmarks/env_throughput.py` measures them side by side.
+`step` is `step_async` (start the physics, return at once) followed by `step_wait` (finish and
+publish it); callers that split them can run other work, such as inference for another batch of
+arenas, while the workers step. `benchmarks/env_throughput.py` measures the stepping modes side by
+side; `benchmarks/overlap.py` measures the overlap.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Literal
 
 import numpy as np
@@ -117,6 +120,8 @@ class RocketSimEngine:
             "reset_mask": (num_arenas,),
         }
         self._closed = False
+        self._in_flight = False
+        self._futures: list[Future] = []
         self._workers = None
         self._blocks: list[ArenaBlock] = []
         self._pool: ThreadPoolExecutor | None = None
@@ -161,8 +166,28 @@ class RocketSimEngine:
         """Advance every arena by `tick_skip` ticks under controls (A, C, 8) and return the new state.
 
         Controls: throttle, steer, pitch, yaw, roll in [-1, 1]; jump, boost, handbrake as 0/1.
+        The same as `step_async(controls)` followed by `step_wait()`.
+        """
+        self.step_async(controls)
+        return self.step_wait()
+
+    @property
+    def step_in_flight(self) -> bool:
+        """True between `step_async` and `step_wait`."""
+        return self._in_flight
+
+    def step_async(self, controls: torch.Tensor) -> None:
+        """Start a step under controls (A, C, 8) and return without waiting for the physics.
+
+        With stepping="processes" the workers step while the caller runs (e.g. inference for other
+        arenas); with "threads" the thread pool does (the readout holds the GIL, so the overlap is
+        partial); with "serial" and "multi_step" the whole step runs here and `step_wait` only
+        publishes it. `state` keeps the previous state until `step_wait()` returns the new one.
+        Reset, step and step_raw are refused while a step is in flight; close is allowed.
         """
         self._check_open()
+        if self._in_flight:
+            raise RuntimeError("a step is already in flight; call step_wait() before the next step_async()")
         expected = (self.num_arenas, self.num_cars, CONTROL_WIDTH)
         if tuple(controls.shape) != expected:
             raise ValueError(f"controls have shape {tuple(controls.shape)}, expected {expected}")
@@ -171,17 +196,33 @@ class RocketSimEngine:
         self.copy_seconds += time.perf_counter() - copy_started
         ticks = self.tick_skip
         if self._workers is not None:
-            self._workers.command("step", ticks)
+            self._workers.send("step", ticks)
         elif self._pool is not None:
-            list(self._pool.map(lambda block: block.step(ticks), self._blocks))
+            self._futures = [self._pool.submit(block.step, ticks) for block in self._blocks]
         else:
             self._blocks[0].step(ticks, use_multi_step=self.stepping == "multi_step")
+        self._in_flight = True
+
+    def step_wait(self) -> BatchState:
+        """Finish the step started by `step_async`, publish it as `state` and return it (on `device`)."""
+        self._check_open()
+        if not self._in_flight:
+            raise RuntimeError("step_wait() without a step in flight; call step_async(controls) first")
+        self._in_flight = False
+        if self._workers is not None:
+            self._workers.gather()
+        elif self._futures:
+            futures, self._futures = self._futures, []
+            errors = [future.exception() for future in futures]  # waits for every block, even after a failure
+            for error in errors:
+                if error is not None:
+                    raise error
         self._state = self._publish()
         return self._state
 
     def step_raw(self, ticks: int | None = None) -> None:
         """Advance every arena with the controls already set and read nothing (for benchmarks)."""
-        self._check_open()
+        self._check_idle("step_raw()")
         ticks = self.tick_skip if ticks is None else ticks
         if self._workers is not None:
             self._workers.command("step_raw", ticks)
@@ -237,8 +278,14 @@ class RocketSimEngine:
         if self._closed:
             raise RuntimeError("this RocketSimEngine was closed; build a new one")
 
-    def _check_mask(self, mask: torch.Tensor) -> np.ndarray:
+    def _check_idle(self, what: str) -> None:
+        """Raise unless the engine is open and no step is in flight."""
         self._check_open()
+        if self._in_flight:
+            raise RuntimeError(f"{what} while a step is in flight; call step_wait() first")
+
+    def _check_mask(self, mask: torch.Tensor) -> np.ndarray:
+        self._check_idle("reset")
         mask_np = torch.as_tensor(mask).detach().to("cpu").bool().numpy()
         if mask_np.shape != (self.num_arenas,):
             raise ValueError(f"reset mask has shape {mask_np.shape}, expected ({self.num_arenas},)")
@@ -322,8 +369,11 @@ class RocketSimEngine:
         )
 
     def close(self) -> None:
-        """Stop worker processes or threads and free shared memory. Safe to call twice."""
+        """Stop worker processes or threads and free shared memory. Safe to call twice, and while a
+        step is in flight (it is finished and dropped)."""
         self._closed = True
+        self._in_flight = False
+        self._futures = []
         if self._workers is not None:
             # Drop every view of the shared buffers before they are unmapped.
             self._state_np = self._controls_np = self._reset_np = self._reset_mask_np = None

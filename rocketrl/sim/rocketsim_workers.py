@@ -2,7 +2,8 @@
 
 RocketSim's Python readout holds the GIL, so threads in one process serialise on it; processes do
 not. The main process writes controls into shared memory, sends each worker a one-word command over
-a pipe, and waits for the replies. A worker that dies or raises turns into a clear RuntimeError.
+a pipe, and waits for the replies. Sending (`send`) and waiting (`gather`) are separate so that the
+caller can work while the workers step. A worker that dies or raises turns into a clear RuntimeError.
 """
 
 from __future__ import annotations
@@ -96,6 +97,8 @@ class WorkerPool:
         ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
         self.conns: list[Connection] = []
         self.procs: list[mp.process.BaseProcess] = []
+        self.pending = False
+        """True while a command was sent and its replies are not gathered yet."""
         spec_buffers = {key: (buf.shm.name, shape) for (key, buf), shape in zip(self.buffers.items(), shapes.values())}
         for lo, hi in bounds:
             parent, child = ctx.Pipe()
@@ -112,18 +115,30 @@ class WorkerPool:
             child.close()
             self.conns.append(parent)
             self.procs.append(proc)
-        self._gather()
+        self.pending = True
+        self.gather()
 
     def array(self, key: str) -> np.ndarray:
         return self.buffers[key].array
 
     def command(self, command: str, arg: object = None) -> None:
         """Send a command to every worker and wait until all have done it."""
+        self.send(command, arg)
+        self.gather()
+
+    def send(self, command: str, arg: object = None) -> None:
+        """Send a command to every worker and return at once; `gather` waits for the replies."""
+        if self.pending:
+            raise RuntimeError(f"cannot send {command!r}: the previous command's replies were not gathered yet")
         for conn in self.conns:
             conn.send((command, arg))
-        self._gather()
+        self.pending = True
 
-    def _gather(self) -> None:
+    def gather(self) -> None:
+        """Wait for every worker's reply to the command in flight; raise RuntimeError if one failed."""
+        if not self.pending:
+            raise RuntimeError("no command in flight to gather")
+        self.pending = False
         errors = []
         for proc, conn in zip(self.procs, self.conns):
             try:
@@ -139,6 +154,12 @@ class WorkerPool:
             raise RuntimeError("RocketSim worker failed:\n" + "\n".join(errors))
 
     def close(self) -> None:
+        """Stop the workers (after the command in flight, if any, has finished) and free shared memory."""
+        if self.pending:
+            try:
+                self.gather()
+            except RuntimeError:
+                pass
         for conn in self.conns:
             try:
                 conn.send(("close", None))
