@@ -125,6 +125,7 @@ def main() -> None:
         finally:
             logger.close()
         train_seconds = time.perf_counter() - started
+        torch.set_num_threads(1)  # evaluation: small batched ops, fastest on one thread
         learner = PolicyActor(trainer.model, trainer.obs_norm if cfg.ppo.normalize_observations else None)
         match = MatchConfig(
             num_games=args.games,

@@ -190,6 +190,12 @@ class SpeedConfig:
     """torch.compile the acting forward pass and the PPO update."""
     compile_env: bool = False
     """torch.compile the env layer (observations, rewards); the same switch as env.compile, either turns it on."""
+    rollout_threads: int | None = 1
+    """torch CPU threads while collecting rollouts and evaluating (env layer and acting). Their small batched
+    ops run best on one thread, and more threads stall badly when the engine's workers hold the cores;
+    null leaves torch's default."""
+    learn_threads: int | None = None
+    """torch CPU threads during the PPO update; null: torch's default (one per core)."""
 
     def __post_init__(self) -> None:
         self.validate()
@@ -197,6 +203,10 @@ class SpeedConfig:
     def validate(self) -> None:
         """Raise ValueError naming the first setting out of range."""
         check_field_types(self, "speed")
+        if self.rollout_threads is not None:
+            at_least(self.rollout_threads, 1, "speed.rollout_threads")
+        if self.learn_threads is not None:
+            at_least(self.learn_threads, 1, "speed.learn_threads")
 
 
 @dataclass

@@ -118,6 +118,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
             raise ValueError("--opponents: give at least one, e.g. rule_policy")
         specs = [args.checkpoint, *opponents]
         pairings = [(args.checkpoint, o) for o in opponents]
+    import torch
+
+    if args.device == "cpu":
+        torch.set_num_threads(1)  # small batched ops: one thread is fastest and never stalls on busy cores
     policies = {
         spec: load_policy(spec, device=args.device, seed=args.seed, deterministic=args.deterministic) for spec in specs
     }

@@ -67,6 +67,7 @@ class Trainer:
         """`env` replaces the BatchedEnv built from cfg.env (anything with BatchedEnv's interface)."""
         self.cfg = cfg
         self.device = resolve_device(cfg.run.device)
+        self._default_threads = torch.get_num_threads()
         torch.manual_seed(cfg.run.seed)
         np.random.seed(cfg.run.seed)
         self.run_dir = run_dir or make_run_dir(cfg)
@@ -148,6 +149,12 @@ class Trainer:
         self.env = BatchedEnv(self._stage_env_config(), device=self.device)
         self.env.generator.set_state(generator)
         self._setup_agents()
+
+    def _set_threads(self, threads: int | None) -> None:
+        """torch's CPU thread count for the next phase (None: the count torch started with)."""
+        wanted = threads if threads is not None else self._default_threads
+        if torch.get_num_threads() != wanted:
+            torch.set_num_threads(wanted)
 
     def _autocast(self) -> torch.autocast:
         return torch.autocast(
@@ -253,13 +260,16 @@ class Trainer:
                 timings = {"env": 0.0, "copy": 0.0, "inference": 0.0, "learn": 0.0}
                 if self.plan is not None:
                     self.league.assign_opponents(self.plan)  # type: ignore[union-attr]
+                self._set_threads(self.cfg.speed.rollout_threads)
                 obs, state, episode_start = self._collect(obs, state, episode_start, timings)
+                self._set_threads(self.cfg.speed.learn_threads)
                 t0 = time.perf_counter()
                 stats = self._update()
                 timings["learn"] = time.perf_counter() - t0
                 self.counters.updates += 1
                 if self.league is not None:
                     t0 = time.perf_counter()
+                    self._set_threads(self.cfg.speed.rollout_threads)  # evaluation games step and act
                     changed = self.league.after_update(self, self.counters.global_step)
                     timings["league"] = time.perf_counter() - t0
                     if changed is not None:
