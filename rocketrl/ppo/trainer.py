@@ -316,7 +316,7 @@ class Trainer:
         """Step every arena: the learner's actions [B] (or [B, 8]) and, with a league, its opponents'."""
         a, n = self.env.num_arenas, self.env.num_cars
         replays = self.league.replays if self.league is not None else None
-        before = self.env.state
+        before = self.env.state if replays is not None else None
         if self.plan is None:
             result = self.env.step(action.reshape(a, n, *action.shape[1:]))
             if replays is not None:
