@@ -17,24 +17,7 @@ import sys
 import time
 
 from rocketrl import __version__
-
-
-def _team_size(text: str) -> tuple[int, int]:
-    """'2v2' -> (2, 2); '1v0' -> (1, 0)."""
-    try:
-        blue, orange = (int(part) for part in text.lower().split("v"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--team-size {text!r}: write it as BLUEvORANGE, e.g. 1v1, 2v2, 1v2") from None
-    if not 1 <= blue <= 3 or not 0 <= orange <= 3:
-        raise argparse.ArgumentTypeError(f"--team-size {text!r}: blue must be 1..3 and orange 0..3")
-    return blue, orange
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
-    return value
+from rocketrl.cli_args import positive_int, team_size
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
@@ -220,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
         "e.g. --ppo.learning-rate 3e-4 --env.num-arenas 64 --model.lstm true.",
     )
     train.add_argument("--config", default=None, help="YAML config (default: the packaged configs/base.yaml)")
-    train.add_argument("--timesteps", type=_positive, default=None, help="agent-steps to train")
+    train.add_argument("--timesteps", type=positive_int, default=None, help="agent-steps to train")
     train.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None, help="auto takes CUDA when present")
     train.add_argument("--logdir", default=None, help="folder of run folders (default runs)")
     train.add_argument("--name", default=None, help="run folder name (default: date and time)")
@@ -231,10 +214,10 @@ def build_parser() -> argparse.ArgumentParser:
     train.set_defaults(func=cmd_train, takes_overrides=True)
 
     sim = sub.add_parser("sim", help="run batched arenas with random actions and print throughput")
-    sim.add_argument("--arenas", type=_positive, default=64, help="arenas side by side (default 64)")
-    sim.add_argument("--team-size", type=_team_size, default=(1, 1), help="BLUEvORANGE, e.g. 1v1, 2v2, 1v2")
-    sim.add_argument("--steps", type=_positive, default=300, help="environment steps (default 300)")
-    sim.add_argument("--workers", type=_positive, default=None, help="worker processes (default: CPU cores)")
+    sim.add_argument("--arenas", type=positive_int, default=64, help="arenas side by side (default 64)")
+    sim.add_argument("--team-size", type=team_size, default=(1, 1), help="BLUEvORANGE, e.g. 1v1, 2v2, 1v2")
+    sim.add_argument("--steps", type=positive_int, default=300, help="environment steps (default 300)")
+    sim.add_argument("--workers", type=positive_int, default=None, help="worker processes (default: CPU cores)")
     sim.add_argument(
         "--stepping",
         choices=("processes", "threads", "multi_step", "serial"),

@@ -16,27 +16,9 @@ import json
 import os
 from pathlib import Path
 
+from rocketrl.cli_args import opposed_team_size, positive_int
 from rocketrl.eval.match import MatchConfig, MatchResult, play_match
 from rocketrl.league.ratings import RatingTable, format_ranking
-
-
-def _team_size(text: str) -> tuple[int, int]:
-    """'1' -> (1, 1); '2v3' -> (2, 3)."""
-    try:
-        parts = [int(p) for p in text.lower().split("v")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--team-size {text!r}: give 1, 2, 3 or BLUEvORANGE such as 1v2") from None
-    blue, orange = (parts[0], parts[0]) if len(parts) == 1 else parts[:2]
-    if not (1 <= blue <= 3 and 1 <= orange <= 3) or len(parts) > 2:
-        raise argparse.ArgumentTypeError(f"--team-size {text!r}: each team needs 1 to 3 cars")
-    return blue, orange
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
-    return value
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -50,13 +32,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--opponents", default="rule_policy", help="comma-separated opponents (default rule_policy)")
     p.add_argument("--tournament", action="store_true", help="round robin among --policies and a ranking table")
     p.add_argument("--policies", default=None, help="comma-separated policies of the tournament")
-    p.add_argument("--num-games", type=_positive, default=25, help="games per pairing (default 25)")
-    p.add_argument("--team-size", type=_team_size, default=(1, 1), help="1, 2, 3 or BLUEvORANGE (default 1)")
+    p.add_argument("--num-games", type=positive_int, default=25, help="games per pairing (default 25)")
+    p.add_argument("--team-size", type=opposed_team_size, default=(1, 1), help="1, 2, 3 or BLUEvORANGE (default 1)")
     p.add_argument("--game-seconds", type=float, default=300.0, help="game clock in seconds (default 300)")
     p.add_argument("--no-overtime", action="store_true", help="a level game at the end of the clock is a draw")
     p.add_argument("--max-overtime-seconds", type=float, default=300.0, help="overtime cap, then a draw")
-    p.add_argument("--arenas", type=_positive, default=None, help="arenas side by side (default min(games, 64))")
-    p.add_argument("--workers", type=_positive, default=None, help="stepping workers (default: CPU cores)")
+    p.add_argument("--arenas", type=positive_int, default=None, help="arenas side by side (default min(games, 64))")
+    p.add_argument("--workers", type=positive_int, default=None, help="stepping workers (default: CPU cores)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--deterministic", action="store_true", help="checkpoints act greedily instead of sampling")
     p.add_argument("--device", default="cpu", help="device of the networks (cpu or cuda)")

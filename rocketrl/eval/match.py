@@ -119,6 +119,32 @@ class MatchResult:
         )
 
 
+def game_env_config(
+    num_arenas: int,
+    blue_size: int,
+    orange_size: int,
+    tick_skip: int = 8,
+    engine: str = "rocketsim",
+    stepping: str = "processes",
+    num_workers: int | None = None,
+    seed: int = 0,
+) -> EnvConfig:
+    """Arenas for full games: every reset is a kickoff and only the game clock ends a game."""
+    return EnvConfig(
+        num_arenas=num_arenas,
+        blue_size=blue_size,
+        orange_size=orange_size,
+        tick_skip=tick_skip,
+        engine=engine,
+        stepping=stepping,
+        num_workers=num_workers,
+        state_setter={"kickoff": 1.0},
+        episode_seconds=0.0,
+        no_touch_seconds=0.0,
+        seed=seed,
+    )
+
+
 def play_match(
     policy_a: Policy,
     policy_b: Policy,
@@ -138,19 +164,17 @@ def play_match(
     started = time.perf_counter()
     own_env = env is None
     if env is None:
+        arenas = config.num_arenas or min(config.num_games, 64)
         env = BatchedEnv(
-            EnvConfig(
-                num_arenas=config.num_arenas or min(config.num_games, 64),
-                blue_size=config.blue_size,
-                orange_size=config.orange_size,
-                tick_skip=config.tick_skip,
-                engine=config.engine,
-                stepping=config.stepping,
-                num_workers=config.num_workers,
-                state_setter={"kickoff": 1.0},
-                episode_seconds=0.0,
-                no_touch_seconds=0.0,
-                seed=config.seed,
+            game_env_config(
+                arenas,
+                config.blue_size,
+                config.orange_size,
+                config.tick_skip,
+                config.engine,
+                config.stepping,
+                config.num_workers,
+                config.seed,
             ),
             device=device,
         )

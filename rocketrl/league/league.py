@@ -23,7 +23,7 @@ import torch
 
 from rocketrl.env.batched import BatchedEnv
 from rocketrl.env.config import EnvConfig
-from rocketrl.eval.match import MatchConfig, MatchResult, play_match
+from rocketrl.eval.match import MatchConfig, MatchResult, game_env_config, play_match
 from rocketrl.infra.checkpoint import save_checkpoint
 from rocketrl.league.config import LeagueConfig
 from rocketrl.league.curriculum import Curriculum, Stage, load_curriculum
@@ -167,17 +167,14 @@ class League:
         ):
             self.close()
             self._eval_env = BatchedEnv(
-                EnvConfig(
-                    num_arenas=min(cfg.eval_games, 32),
-                    blue_size=stage.blue_size,
-                    orange_size=max(1, stage.orange_size),
-                    tick_skip=env_config.tick_skip,
-                    engine=env_config.engine,
-                    stepping=env_config.stepping,
-                    num_workers=env_config.num_workers,
-                    state_setter={"kickoff": 1.0},
-                    episode_seconds=0.0,
-                    no_touch_seconds=0.0,
+                game_env_config(
+                    min(cfg.eval_games, 32),
+                    stage.blue_size,
+                    max(1, stage.orange_size),
+                    env_config.tick_skip,
+                    env_config.engine,
+                    env_config.stepping,
+                    env_config.num_workers,
                     seed=self.seed + 7919,
                 ),
                 device=self.device,
