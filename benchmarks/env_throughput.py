@@ -26,21 +26,8 @@ import time
 import torch
 
 from rocketrl.env.batched import BatchedEnv
+from rocketrl.infra.diagnose_env import alternating_medians
 from rocketrl.sim.rocketsim import STEPPING_MODES, RocketSimEngine
-
-
-def _median_pair(step_env, step_raw, steps: int) -> tuple[float, float]:
-    """Median seconds of one env step and one raw step, measured alternately."""
-    env_times, raw_times = [], []
-    for _ in range(steps):
-        t0 = time.perf_counter()
-        step_env()
-        t1 = time.perf_counter()
-        step_raw()
-        t2 = time.perf_counter()
-        env_times.append(t1 - t0)
-        raw_times.append(t2 - t1)
-    return statistics.median(env_times), statistics.median(raw_times)
 
 
 def bench_env(arenas: int, team_size: int, workers: int, steps: int, compile_layer: bool, seed: int = 0) -> dict:
@@ -68,7 +55,7 @@ def bench_env(arenas: int, team_size: int, workers: int, steps: int, compile_lay
         for _ in range(3):
             step_env()
             env.engine.step_raw()
-        env_s, raw_s = _median_pair(step_env, env.engine.step_raw, steps)
+        env_s, raw_s = alternating_medians(step_env, env.engine.step_raw, steps)
     finally:
         env.close()
     ticks = env.config.tick_skip
@@ -97,7 +84,7 @@ def bench_stepping_modes(arenas: int, workers: int, steps: int) -> list[dict]:
         try:
             for _ in range(3):
                 engine.step(controls)
-            step_s, raw_s = _median_pair(lambda e=engine: e.step(controls), engine.step_raw, steps)
+            step_s, raw_s = alternating_medians(lambda e=engine: e.step(controls), engine.step_raw, steps)
         finally:
             engine.close()
         ticks = engine.tick_skip

@@ -16,15 +16,13 @@ import torch
 from rocketrl.sim.arena import (
     BACK_WALL_Y,
     BALL_RADIUS,
-    BALL_REST_Z,
     CAR_MAX_SPEED,
     CAR_SPAWN_REST_Z,
     CEILING_Z,
-    KICKOFF_BOOST,
     KICKOFF_SPAWNS_BLUE,
     SIDE_WALL_X,
 )
-from rocketrl.sim.state import ResetState
+from rocketrl.sim.state import ResetState, kickoff_reset_state
 
 
 class StateSetter(Protocol):
@@ -43,30 +41,10 @@ class KickoffSetter:
     def __init__(self, blue_size: int, orange_size: int) -> None:
         self.blue_size = blue_size
         self.orange_size = orange_size
-        self._spawns = torch.tensor(KICKOFF_SPAWNS_BLUE, dtype=torch.float32)  # (5, 3): x, y, yaw
 
     def __call__(self, k: int, generator: torch.Generator) -> ResetState:
-        n = self.blue_size + self.orange_size
-        order = torch.argsort(torch.rand(k, len(self._spawns), generator=generator), dim=1)
-        blue = self._spawns[order[:, : self.blue_size]]  # (K, blue, 3)
-        orange = self._spawns[order[:, : self.orange_size]].clone()  # (K, orange, 3)
-        orange[..., 0:2] = -orange[..., 0:2]
-        orange[..., 2] = orange[..., 2] + math.pi
-        spawn = torch.cat([blue, orange], dim=1)
-        car_pos = torch.cat([spawn[..., 0:2], torch.full((k, n, 1), CAR_SPAWN_REST_Z)], dim=-1)
-        rotation = torch.zeros(k, n, 3)
-        rotation[..., 1] = _wrap_angle(spawn[..., 2])
-        ball_pos = torch.tensor([0.0, 0.0, BALL_REST_Z]).expand(k, 3).clone()
-        return ResetState(
-            ball_pos=ball_pos,
-            ball_vel=torch.zeros(k, 3),
-            ball_ang_vel=torch.zeros(k, 3),
-            car_pos=car_pos,
-            car_vel=torch.zeros(k, n, 3),
-            car_ang_vel=torch.zeros(k, n, 3),
-            car_rotation=rotation,
-            car_boost=torch.full((k, n), KICKOFF_BOOST),
-        )
+        order = torch.argsort(torch.rand(k, len(KICKOFF_SPAWNS_BLUE), generator=generator), dim=1)
+        return kickoff_reset_state(order, self.blue_size, self.orange_size)
 
 
 class RandomStateSetter:

@@ -16,7 +16,9 @@ WARMUP_STEPS = 3
 """Untimed steps first: RocketSim's first step of a new arena builds its collision caches."""
 
 
-def _medians(step_env: Callable[[], object], step_physics: Callable[[], object], steps: int) -> tuple[float, float]:
+def alternating_medians(
+    step_env: Callable[[], object], step_physics: Callable[[], object], steps: int
+) -> tuple[float, float]:
     """Median seconds of one env step and one physics step, alternated so machine drift hits both alike."""
     env_s, physics_s = [], []
     for _ in range(steps):
@@ -65,7 +67,7 @@ def measure_engine(env_config: EnvConfig, device: torch.device, steps: int) -> d
         for _ in range(WARMUP_STEPS):
             step_env()
             step_physics()
-        env_s, physics_s = _medians(step_env, step_physics, steps)
+        env_s, physics_s = alternating_medians(step_env, step_physics, steps)
     finally:
         env.close()
     ticks = env_config.tick_skip

@@ -7,11 +7,18 @@ boost in [0, 100], timers in seconds.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 
 import torch
 
-from rocketrl.sim.arena import ORANGE_TEAM
+from rocketrl.sim.arena import (
+    BALL_REST_Z,
+    CAR_SPAWN_REST_Z,
+    KICKOFF_BOOST,
+    KICKOFF_SPAWNS_BLUE,
+    ORANGE_TEAM,
+)
 
 
 @dataclass
@@ -158,3 +165,31 @@ def euler_to_forward_up(rotation: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
     forward = torch.stack([cp * cy, cp * sy, sp], dim=-1)
     up = torch.stack([-cr * cy * sp - sr * sy, -cr * sy * sp + sr * cy, cp * cr], dim=-1)
     return forward, up
+
+
+def kickoff_reset_state(order: torch.Tensor, blue_size: int, orange_size: int) -> ResetState:
+    """Kickoff states of K arenas from spawn orders (K, 5), each a permutation of the five spawns.
+
+    Blue car i takes spawn order[i] and orange car i the same spawn rotated by pi about z, as in
+    Rocket League; ball at rest on the centre spot; boost 33.3.
+    """
+    k, n = order.shape[0], blue_size + orange_size
+    spawns = torch.tensor(KICKOFF_SPAWNS_BLUE, dtype=torch.float32)  # (5, 3): x, y, yaw
+    blue = spawns[order[:, :blue_size]]  # (K, blue, 3)
+    orange = spawns[order[:, :orange_size]].clone()  # (K, orange, 3)
+    orange[..., 0:2] = -orange[..., 0:2]
+    orange[..., 2] = orange[..., 2] + math.pi
+    spawn = torch.cat([blue, orange], dim=1)
+    car_pos = torch.cat([spawn[..., 0:2], torch.full((k, n, 1), CAR_SPAWN_REST_Z)], dim=-1)
+    rotation = torch.zeros(k, n, 3)
+    rotation[..., 1] = torch.remainder(spawn[..., 2] + math.pi, 2 * math.pi) - math.pi
+    return ResetState(
+        ball_pos=torch.tensor([0.0, 0.0, BALL_REST_Z]).expand(k, 3).clone(),
+        ball_vel=torch.zeros(k, 3),
+        ball_ang_vel=torch.zeros(k, 3),
+        car_pos=car_pos,
+        car_vel=torch.zeros(k, n, 3),
+        car_ang_vel=torch.zeros(k, n, 3),
+        car_rotation=rotation,
+        car_boost=torch.full((k, n), KICKOFF_BOOST),
+    )

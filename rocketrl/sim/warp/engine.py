@@ -7,7 +7,6 @@ value of `step` are snapshots (clones), valid after later steps, as with RocketS
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 
@@ -15,18 +14,14 @@ import torch
 import warp as wp
 
 from rocketrl.sim.arena import (
-    BALL_REST_Z,
     BLUE_TEAM,
     BOOST_PADS,
-    CAR_SPAWN_REST_Z,
     DEFAULT_TICK_SKIP,
-    KICKOFF_BOOST,
-    KICKOFF_SPAWNS_BLUE,
     NUM_BOOST_PADS,
     ORANGE_TEAM,
 )
 from rocketrl.sim.rocketsim import DOUBLE_JUMP_MAX_DELAY, validate_team_sizes
-from rocketrl.sim.state import BatchState, ResetState
+from rocketrl.sim.state import BatchState, ResetState, kickoff_reset_state
 from rocketrl.sim.warp.layout import (
     E_DEMOS,
     E_PICKUPS,
@@ -230,29 +225,8 @@ class WarpEngine:
         rows = self._rows(mask)
         if rows.numel() == 0:
             return self._state
-        k, n = int(rows.numel()), self.num_cars
-        spawns = torch.tensor(KICKOFF_SPAWNS_BLUE, dtype=torch.float32)
-        car_pos = torch.zeros(k, n, 3)
-        car_rot = torch.zeros(k, n, 3)
-        for r, arena in enumerate(rows.tolist()):
-            order = torch.randperm(5, generator=torch.Generator().manual_seed(seed + arena))
-            for c in range(n):
-                orange = c >= self.blue_size
-                x, y, yaw = spawns[order[c - self.blue_size if orange else c]].tolist()
-                if orange:
-                    x, y, yaw = -x, -y, yaw + math.pi
-                car_pos[r, c] = torch.tensor([x, y, CAR_SPAWN_REST_Z])
-                car_rot[r, c, 1] = math.atan2(math.sin(yaw), math.cos(yaw))
-        state = ResetState(
-            ball_pos=torch.tensor([[0.0, 0.0, BALL_REST_Z]]).expand(k, 3).clone(),
-            ball_vel=torch.zeros(k, 3),
-            ball_ang_vel=torch.zeros(k, 3),
-            car_pos=car_pos,
-            car_vel=torch.zeros(k, n, 3),
-            car_ang_vel=torch.zeros(k, n, 3),
-            car_rotation=car_rot,
-            car_boost=torch.full((k, n), KICKOFF_BOOST),
-        )
+        orders = [torch.randperm(5, generator=torch.Generator().manual_seed(seed + arena)) for arena in rows.tolist()]
+        state = kickoff_reset_state(torch.stack(orders), self.blue_size, self.orange_size)
         self._write(rows, state)
         self._state = self._publish()
         return self._state
