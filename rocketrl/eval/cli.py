@@ -13,11 +13,11 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
 from pathlib import Path
 
 from rocketrl.cli_args import opposed_team_size, positive_int
 from rocketrl.eval.match import MatchConfig, MatchResult, play_match
+from rocketrl.infra.atomic_json import write_json_atomic
 from rocketrl.league.ratings import RatingTable, format_ranking
 
 
@@ -76,10 +76,7 @@ def _save_table(path: Path, table: RatingTable, data: dict) -> None:
         data["ratings"] = table.to_dict()
     else:
         data = table.to_dict()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=float))
-    os.replace(tmp, path)
+    write_json_atomic(path, data)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:

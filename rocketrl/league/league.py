@@ -8,13 +8,12 @@
 - Evaluation every `eval_interval` agent-steps: full games against RulePolicy (anchored at Elo
   1500) and a sampled snapshot update the ratings (Elo and OpenSkill) and the gate measures.
 - The curriculum (if any) advances after an update by steps or gate.
-Everything is saved with the trainer's checkpoints (JSON) and mirrored to <run>/league.json.
+Everything is saved with the trainer's checkpoints (JSON) and mirrored to <run>/league.json (at every
+checkpoint, snapshot, evaluation and stage change).
 """
 
 from __future__ import annotations
 
-import json
-import os
 from collections import deque
 from pathlib import Path
 
@@ -24,6 +23,7 @@ import torch
 from rocketrl.env.batched import BatchedEnv
 from rocketrl.env.config import EnvConfig
 from rocketrl.eval.match import MatchConfig, MatchResult, game_env_config, play_match
+from rocketrl.infra.atomic_json import write_json_atomic
 from rocketrl.infra.checkpoint import save_checkpoint
 from rocketrl.league.config import LeagueConfig
 from rocketrl.league.curriculum import Curriculum, Stage, load_curriculum
@@ -208,16 +208,20 @@ class League:
     def after_update(self, trainer, step: int) -> str | None:
         """Snapshots, evaluation and the curriculum after an update; returns a reason if the stage changed."""
         cfg = self.config
+        news = False
         if step >= self.next_snapshot:
             self.add_snapshot(trainer.model, trainer.obs_norm, trainer.config_dict, step)
+            news = True
         if self.next_eval is not None and step >= self.next_eval:
             learner = PolicyActor(trainer.model, trainer.obs_norm if trainer.cfg.ppo.normalize_observations else None)
             self.evaluate(learner, trainer.cfg.env, step)
             self.next_eval = (step // cfg.eval_interval + 1) * cfg.eval_interval
+            news = True
         changed = None
         if self.curriculum is not None:
             changed = self.curriculum.maybe_advance(step, self.measures)
-        self.save_summary()
+        if news or changed is not None:
+            self.save_summary()  # also written with every checkpoint
         return changed
 
     def scalars(self) -> dict[str, float]:
@@ -271,10 +275,7 @@ class League:
             "curriculum": self.curriculum.state_dict() if self.curriculum is not None else None,
             "last_eval": self.last_eval,
         }
-        path = self.run_dir / "league.json"
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=2, default=float))
-        os.replace(tmp, path)
+        write_json_atomic(self.run_dir / "league.json", data)
 
     def close(self) -> None:
         if self._eval_env is not None:

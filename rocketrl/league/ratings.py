@@ -13,12 +13,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from openskill.models import PlackettLuce
+
+from rocketrl.infra.atomic_json import write_json_atomic
 
 DEFAULT_K = 32.0
 """Elo K-factor: the most one game can move a rating."""
@@ -249,21 +250,8 @@ class RatingTable:
         return table
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the table as JSON, atomically: a temporary file in the same folder, then os.replace."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(self.to_dict(), f, indent=2)
-                f.write("\n")
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        """Write the table as JSON, atomically (see rocketrl.infra.atomic_json)."""
+        write_json_atomic(path, self.to_dict())
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> RatingTable:

@@ -9,11 +9,11 @@ the episode it pushed out is removed. <run>/replays/top/index.json lists the kep
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import torch
 
+from rocketrl.infra.atomic_json import write_json_atomic
 from rocketrl.league.replay import ReplayRecorder
 from rocketrl.sim.state import BatchState
 
@@ -70,10 +70,7 @@ class TopEpisodeReplays:
         while len(self.kept) > self.keep:
             dropped = self.kept.pop()
             (self.directory / dropped["file"]).unlink(missing_ok=True)
-        index = self.directory / "index.json"
-        tmp = index.with_name(f".index.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(self.kept, indent=2))
-        os.replace(tmp, index)
+        write_json_atomic(self.directory / "index.json", self.kept)
 
     def restart(self) -> None:
         """Forget partial episodes (every arena was reset, e.g. at a checkpoint or a stage change)."""

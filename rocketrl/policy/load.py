@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from rocketrl.infra.checkpoint import load_checkpoint, read_meta
+from rocketrl.infra.checkpoint import load_checkpoint
 from rocketrl.policy.actor_critic import ActorCritic, PolicyActor
 from rocketrl.policy.base import Policy
 
@@ -20,9 +20,8 @@ RULE_POLICY = "rule_policy"
 RANDOM_POLICY = "random"
 
 
-def checkpoint_config(path: Path) -> dict:
-    """The training config ({section: {field: value}}) a checkpoint was written with."""
-    meta = read_meta(path)
+def checkpoint_config(path: Path, meta: dict) -> dict:
+    """The training config ({section: {field: value}}) the checkpoint at `path` (metadata `meta`) was written with."""
     if isinstance(meta.get("config"), dict):
         return meta["config"]
     run_config = path.resolve().parent.parent / "config.json"
@@ -42,8 +41,8 @@ def policy_from_checkpoint(path: str | Path, device: str | torch.device = "cpu",
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"checkpoint {path} does not exist; give the path of a .safetensors checkpoint")
-    config = checkpoint_config(path)
-    state, _ = load_checkpoint(path, device=device)
+    state, meta = load_checkpoint(path, device=device)
+    config = checkpoint_config(path, meta)
     model_cfg, env_cfg = config.get("model", {}), config.get("env", {})
     weights = state["model"]
     obs_size = int(next(v for k, v in weights.items() if k.endswith("weight") and v.dim() == 2).shape[1])

@@ -222,9 +222,11 @@ class Trainer:
             "step": self.counters.global_step,
             "run": self.run_dir.name,
             "score": score,
-            "config": config_to_dict(self.cfg),
+            "config": self.config_dict,
         }
         path = self.checkpoints.save(self.counters.global_step, self.state_dict(), meta=meta, score=score)
+        if self.league is not None:
+            self.league.save_summary()
         self.notifier.send("checkpoint", f"step {self.counters.global_step:,}, mean return {score}")
         return path
 
@@ -317,29 +319,26 @@ class Trainer:
         a, n = self.env.num_arenas, self.env.num_cars
         replays = self.league.replays if self.league is not None else None
         before = self.env.state if replays is not None else None
-        if self.plan is None:
-            result = self.env.step(action.reshape(a, n, *action.shape[1:]))
-            if replays is not None:
-                replays.record(before, self.env.prev_controls)
-                if result.episodes:
-                    returns = result.episodes["return"].mean(dim=1)
-                    replays.episodes_ended(result.episodes["arena"], returns, self.counters.global_step)
-            return result
-        obs = self.env.observations.reshape(a * n, -1)
-        controls = torch.zeros(a * n, 8, device=self.device)
         parser = self.env.action_parser
-        learner = action.view(1, -1, *action.shape[1:])
-        controls[self.plan.learner_index] = parser.parse(learner, 1, self.num_agents, validate=False).view(-1, 8)
-        for slot in self.plan.slots:
-            controls[slot.agents] = slot.driver.act(obs[slot.agents]).to(self.device)  # type: ignore[union-attr]
-        result = self.env.step_controls(controls.view(a, n, 8), validate=False)
+        if self.plan is None:
+            actions = action.reshape(a, n, *action.shape[1:])
+            result = self.env.step(actions)
+            controls = parser.parse(actions, a, n, validate=False) if replays is not None else None
+        else:
+            obs = self.env.observations.reshape(a * n, -1)
+            flat = torch.zeros(a * n, 8, device=self.device)
+            learner = action.view(1, -1, *action.shape[1:])
+            flat[self.plan.learner_index] = parser.parse(learner, 1, self.num_agents, validate=False).view(-1, 8)
+            for slot in self.plan.slots:
+                flat[slot.agents] = slot.driver.act(obs[slot.agents]).to(self.device)  # type: ignore[union-attr]
+            controls = flat.view(a, n, 8)
+            result = self.env.step_controls(controls, validate=False)
         if replays is not None:
-            replays.record(before, controls.view(a, n, 8))
+            replays.record(before, controls)
             if result.episodes:
-                mask = self.plan.learner_mask[result.episodes["arena"]]
-                returns = (result.episodes["return"] * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)
+                returns = self._learner_mean(result.episodes, "return")
                 replays.episodes_ended(result.episodes["arena"], returns, self.counters.global_step)
-        if result.episodes:
+        if self.plan is not None and result.episodes:
             ended = torch.zeros(a, dtype=torch.bool, device=self.device)
             ended[result.episodes["arena"]] = True
             for slot in self.plan.slots:
@@ -415,20 +414,22 @@ class Trainer:
         )
         return obs, state, episode_start
 
+    def _learner_mean(self, episodes: dict[str, torch.Tensor], key: str) -> torch.Tensor:
+        """(K,) mean of a per-car episode statistic (K, C) over the cars the learner drove."""
+        values = episodes[key].float()
+        if self.plan is None:
+            return values.mean(dim=1)
+        mask = self.plan.learner_mask[episodes["arena"]]
+        return (values * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)
+
     def _record_episodes(self, episodes: dict[str, torch.Tensor]) -> None:
         """Episode statistics of the learner's cars: mean return, length, touches per car-minute."""
         self.counters.episodes += len(episodes["arena"])
-        if self.plan is None:
-            mask = torch.ones_like(episodes["return"], dtype=torch.bool)
-        else:
-            mask = self.plan.learner_mask[episodes["arena"]]
-        cars = mask.sum(dim=1).clamp(min=1)
-        self.recent_returns.extend(((episodes["return"] * mask).sum(dim=1) / cars).tolist())
+        self.recent_returns.extend(self._learner_mean(episodes, "return").tolist())
         self.recent_lengths.extend(episodes["length"].float().tolist())
         # Touches per car per minute of game time, over each finished episode.
         minutes = episodes["length"].float() * self.step_seconds / 60.0
-        touches = (episodes["touches"].float() * mask).sum(dim=1) / cars
-        self.recent_touch_rates.extend((touches / minutes).tolist())
+        self.recent_touch_rates.extend((self._learner_mean(episodes, "touches") / minutes).tolist())
 
     @staticmethod
     def _check_finite(step: int, **tensors: torch.Tensor) -> None:
