@@ -113,8 +113,19 @@ class UpdateRecorder:
         self.sps.append(float(sps))
 
 
-def measure_ours(arenas: int, rollout_steps: int, iterations: int, device: str, threads: int | None) -> dict[str, Any]:
-    """Train 1 warm-up + `iterations` updates; steady-state agent-steps/s and the phase split of the timed ones."""
+def measure_ours(
+    arenas: int,
+    rollout_steps: int,
+    iterations: int,
+    device: str,
+    threads: int | None,
+    amp: str = "off",
+    rollout_threads: int | None = 1,
+) -> dict[str, Any]:
+    """Train 1 warm-up + `iterations` updates; steady-state agent-steps/s and the phase split of the timed ones.
+
+    amp: speed.amp (off | bf16 | fp16); rollout_threads: speed.rollout_threads (None: torch's count).
+    """
     import torch
 
     from rocketrl.config import load_config
@@ -137,6 +148,8 @@ def measure_ours(arenas: int, rollout_steps: int, iterations: int, device: str, 
                 "--run.logdir", tmp,
                 "--run.name", "run",
                 "--run.discord-webhook-env", NO_NOTICES_ENV_VAR,
+                "--speed.amp", amp,
+                "--speed.rollout-threads", "null" if rollout_threads is None else str(rollout_threads),
             ],
         )  # fmt: skip
         recorder = UpdateRecorder()
@@ -156,6 +169,8 @@ def measure_ours(arenas: int, rollout_steps: int, iterations: int, device: str, 
     return {
         "device": used_device,
         "torch_threads": torch.get_num_threads(),
+        "amp": amp,
+        "rollout_threads": rollout_threads,
         "arenas": arenas,
         "rollout_steps": rollout_steps,
         "batch": batch,
@@ -173,10 +188,25 @@ def measure_ours(arenas: int, rollout_steps: int, iterations: int, device: str, 
 
 
 def run_ours_isolated(
-    arenas: int, rollout_steps: int, iterations: int, device: str, threads: int | None, timeout_s: float
+    arenas: int,
+    rollout_steps: int,
+    iterations: int,
+    device: str,
+    threads: int | None,
+    timeout_s: float,
+    amp: str = "off",
+    rollout_threads: int | None = 1,
 ) -> dict[str, Any]:
     """measure_ours in a fresh subprocess (a clean torch thread pool and no leftover env workers)."""
-    spec = dict(arenas=arenas, rollout_steps=rollout_steps, iterations=iterations, device=device, threads=threads)
+    spec = dict(
+        arenas=arenas,
+        rollout_steps=rollout_steps,
+        iterations=iterations,
+        device=device,
+        threads=threads,
+        amp=amp,
+        rollout_threads=rollout_threads,
+    )
     segments_before = _segments("psm_*")
     result = _run_child(["--ours-child", json.dumps(spec)], timeout_s, "ours")
     _remove_orphaned_segments(_segments("psm_*") - segments_before)  # left behind when stopped at the time limit
@@ -584,6 +614,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--threads", default="1,2", help="CPU torch thread counts of ours, comma-separated; none: no CPU run"
     )
+    parser.add_argument(
+        "--amp", default="off,bf16", help="speed.amp settings of our CPU runs, comma-separated (default off,bf16)"
+    )
+    parser.add_argument(
+        "--rollout-threads",
+        default="1",
+        help="speed.rollout_threads of our CPU runs, comma-separated; 'all': the run's torch thread count",
+    )
     parser.add_argument("--no-cuda", action="store_true", help="skip our CUDA run")
     parser.add_argument("--no-ours", action="store_true", help="measure the peer only")
     parser.add_argument("--no-peer", action="store_true", help="skip the rlgym-learn peer")
@@ -617,8 +655,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     budget = 120.0 + 120.0 * (iterations + 1)  # seconds per configuration: a guard against hangs only
     thread_counts = [] if args.threads.strip().lower() in ("", "none") else [int(n) for n in args.threads.split(",")]
     ours: dict[str, Any] = {}
+    amp_modes = [mode.strip() for mode in args.amp.split(",") if mode.strip()]
+    rollout_counts = [item.strip() for item in args.rollout_threads.split(",") if item.strip()]
     for threads in [] if args.no_ours else thread_counts:
-        ours[f"cpu_threads_{threads}"] = run_ours_isolated(arenas, rollout_steps, iterations, "cpu", threads, budget)
+        for amp in amp_modes:
+            for rollout in rollout_counts:
+                rollout_threads = threads if rollout == "all" else int(rollout)
+                label = f"cpu_threads_{threads}" + ("" if amp == "off" else f"_{amp}")
+                label += "" if rollout_threads == 1 else f"_rollout_threads_{rollout_threads}"
+                ours[label] = run_ours_isolated(
+                    arenas, rollout_steps, iterations, "cpu", threads, budget, amp, rollout_threads
+                )
     if not args.no_ours and not args.no_cuda and torch.cuda.is_available():
         ours["cuda"] = run_ours_isolated(arenas, rollout_steps, iterations, "cuda", None, budget)
     if args.no_peer:

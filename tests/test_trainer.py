@@ -148,6 +148,50 @@ def test_bf16_autocast_trains_with_finite_weights(tmp_path):
     assert all(torch.isfinite(v).all() for v in state["model"].values())
 
 
+@pytest.mark.parametrize("action", ["discrete", "continuous"])
+def test_bf16_rollouts_act_on_a_copy_refreshed_from_the_trained_weights(tmp_path, action):
+    cfg = small_config(tmp_path, f"amp-{action}", "--speed.amp", "bf16", "--env.action", action)
+    cfg.run.timesteps = 2 * BATCH
+    trainer = train(cfg)
+    copy_ = trainer.acting_copy
+    assert copy_ is not None and all(p.dtype == torch.bfloat16 for p in copy_.parameters())
+    assert trainer.counters.updates == 2 and trainer.counters.skipped_updates == 0
+    # After the update the copy lags; acting refreshes it to the bf16 cast of the trained weights.
+    model, dtype = trainer._acting_model()
+    assert model is copy_ and dtype == torch.bfloat16
+    for copied, source in zip(copy_.parameters(), trainer.model.parameters(), strict=True):
+        assert torch.equal(copied, source.detach().to(torch.bfloat16))
+    # It acts like the float32 model: values and log-probs of the same observations agree to bf16 precision.
+    obs = torch.randn(64, trainer.env.obs_size)
+    with torch.no_grad():
+        value_32 = trainer.model.value(obs)
+        value_16 = copy_.value(obs.to(torch.bfloat16))
+        action_16, logprob_16, _, _ = copy_.act(obs.to(torch.bfloat16))
+        logprob_32, _, _ = trainer.model.evaluate(obs, action_16)
+    assert value_16.dtype == torch.float32 and logprob_16.dtype == torch.float32
+    assert torch.allclose(value_16, value_32, atol=0.05 + 0.05 * value_32.abs().max().item())
+    assert torch.allclose(logprob_16, logprob_32, atol=0.1 + 0.05 * logprob_32.abs().max().item())
+
+
+def test_without_bf16_rollouts_act_on_the_model_itself(tmp_path):
+    trainer = Trainer(small_config(tmp_path, "fp32"))
+    try:
+        assert trainer.acting_copy is None and trainer._acting_model() == (trainer.model, torch.float32)
+    finally:
+        trainer.close()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="fp16 on an automatically chosen CPU device only")
+def test_fp16_on_an_automatic_cpu_device_warns_and_trains_in_fp32(tmp_path):
+    cfg = small_config(tmp_path, "fp16", "--speed.amp", "fp16", "--run.device", "auto")
+    with pytest.warns(UserWarning, match="fp16.*needs CUDA"):
+        trainer = Trainer(cfg)
+    try:
+        assert trainer.amp_dtype is None and trainer.acting_copy is None
+    finally:
+        trainer.close()
+
+
 def test_policy_actor_acts_without_touching_the_normalizer():
     from rocketrl.policy.actor_critic import ActorCritic, PolicyActor
     from rocketrl.ppo.normalize import ObservationNormalizer

@@ -33,17 +33,13 @@ def _unit(v: torch.Tensor) -> torch.Tensor:
     return v / v.norm(dim=-1, keepdim=True).clamp_min(1e-6)
 
 
-def _team_sign(state: BatchState) -> torch.Tensor:
-    """(A, C) +1 for blue cars, -1 for orange: the direction of the opponent goal along y."""
-    return 1.0 - 2.0 * (state.car_team == ORANGE_TEAM).float()
+_GOAL_CENTRES = torch.tensor([[0.0, BACK_WALL_Y, GOAL_HEIGHT / 2], [0.0, -BACK_WALL_Y, GOAL_HEIGHT / 2]])
+"""(2, 3) centre of the goal blue attacks (orange's, +y) and the one orange attacks (blue's, -y)."""
 
 
 def opponent_goal(state: BatchState) -> torch.Tensor:
     """(A, C, 3) centre of the goal each car attacks."""
-    goal = torch.zeros(*state.car_team.shape, 3, device=state.device)
-    goal[..., 1] = BACK_WALL_Y * _team_sign(state)
-    goal[..., 2] = GOAL_HEIGHT / 2
-    return goal
+    return _GOAL_CENTRES.to(state.device)[state.car_team]
 
 
 def ball_on_target(ball_pos: torch.Tensor, ball_vel: torch.Tensor, goal_sign: torch.Tensor) -> torch.Tensor:
@@ -112,10 +108,32 @@ def aerial_touch_height(prev: BatchState, state: BatchState) -> torch.Tensor:
     return airborne_touch.float() * (state.ball_pos[:, 2] / CEILING_Z).unsqueeze(1)
 
 
-def _on_target_both(state: BatchState) -> torch.Tensor:
+class _OnTargetMemo:
+    """The on-target flags of the last two states, found by identity. A step's `state` is the next step's
+    `prev`, and shot and save each need the flags of both, so each state's flags are computed once, not
+    four times. States are never changed in place (every step builds a new one), so identity is safe."""
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[BatchState, torch.Tensor]] = []
+
+    def __call__(self, state: BatchState) -> torch.Tensor:
+        if torch.compiler.is_compiling():  # a compiled env layer fuses the recomputation instead
+            return _on_target_both_now(state)
+        for known, flags in self.entries:
+            if known is state:
+                return flags
+        flags = _on_target_both_now(state)
+        self.entries = [*self.entries[-1:], (state, flags)]
+        return flags
+
+
+def _on_target_both_now(state: BatchState) -> torch.Tensor:
     """(A, 2) bool: ball on target at the orange goal (+y) and at the blue goal (-y)."""
     signs = torch.tensor([[1.0, -1.0]], device=state.device).expand(state.num_arenas, 2)
     return ball_on_target(state.ball_pos, state.ball_vel, signs)
+
+
+_on_target_both = _OnTargetMemo()
 
 
 def _on_target_at(state: BatchState, attacking: bool) -> torch.Tensor:

@@ -116,7 +116,7 @@ class ActorCritic(nn.Module):
         if self.discrete:
             return Categorical(logits=logits_or_mean.float())
         assert self.log_std is not None
-        return Normal(logits_or_mean.float(), self.log_std.exp().expand_as(logits_or_mean))
+        return Normal(logits_or_mean.float(), self.log_std.float().exp().expand_as(logits_or_mean))
 
     # ------------------------------------------------------------------------------ API
     def act(

@@ -13,6 +13,14 @@ if TYPE_CHECKING:
     from rocketrl.ppo.trainer import Trainer
 
 
+def _precision_text(trainer: Trainer) -> str:
+    """fp32, or the autocast dtype and how the rollouts act."""
+    if trainer.amp_dtype is None:
+        return "fp32"
+    acting = "a bf16 copy of the weights" if trainer.acting_copy is not None else "autocast"
+    return f"{trainer.cfg.speed.amp} autocast in the update, rollouts act on {acting}"
+
+
 def summarize(trainer: Trainer) -> str:
     """The configuration summary printed at start-up."""
     import getpass
@@ -24,7 +32,7 @@ def summarize(trainer: Trainer) -> str:
     lines = [
         f"user          {cfg.run.user or getpass.getuser()}",
         f"run           {trainer.run_dir}",
-        f"device        {trainer.device}   precision {'fp32' if sp.amp == 'off' or not cuda else sp.amp}",
+        f"device        {trainer.device}   precision {_precision_text(trainer)}",
         f"engine        {cfg.env.engine} ({cfg.env.stepping}, {trainer.env.engine.num_workers} workers)",
         f"arenas        {cfg.env.num_arenas} x {trainer.env.config.blue_size}v{trainer.env.config.orange_size}, "
         f"{trainer.num_agents} learner agents ({_opponents_text(trainer)})",

@@ -6,6 +6,7 @@ so B = arenas x cars agents act in one batched forward pass. `Trainer.learn()` r
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import signal
 import time
@@ -94,9 +95,18 @@ class Trainer:
         sp = cfg.speed
         # Mixed precision: bf16 autocast on any device; fp16 (CUDA only) with a gradient scaler.
         self.amp_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(sp.amp)
+        if self.amp_dtype == torch.float16 and self.device.type != "cuda":
+            warnings.warn("speed.amp='fp16' needs CUDA; training in fp32 on this device (bf16 works on CPU)")
+            self.amp_dtype = None
         self.scaler = torch.amp.GradScaler("cuda", enabled=sp.amp == "fp16" and self.device.type == "cuda")
         if sp.compile:
             self._compile_model()
+        # bf16 on a feed-forward network: rollouts act on a bf16 copy of the weights, refreshed before each
+        # rollout. Autocast would recast every weight at every forward, which costs as much as the small
+        # acting batches' matmuls on a CPU.
+        self.acting_copy: ActorCritic | None = None
+        if self.amp_dtype == torch.bfloat16 and not m.lstm and not sp.compile:
+            self.acting_copy = copy.deepcopy(self.model).to(torch.bfloat16).requires_grad_(False)
         self.checkpoints = CheckpointManager(self.run_dir / "checkpoints", keep_best=cfg.run.keep_best)
         self.notifier = DiscordNotifier(cfg.run.discord_webhook_env, self.run_dir.name)
         self.shuffle = torch.Generator(device=self.device).manual_seed(cfg.run.seed)
@@ -160,6 +170,16 @@ class Trainer:
         return torch.autocast(
             self.device.type, dtype=self.amp_dtype or torch.float32, enabled=self.amp_dtype is not None
         )
+
+    def _acting_model(self) -> tuple[ActorCritic, torch.dtype]:
+        """The network that acts in rollouts and its input dtype: the bf16 copy (weights refreshed from the
+        model now) when there is one, else the model itself with float32 inputs."""
+        if self.acting_copy is None:
+            return self.model, torch.float32
+        with torch.no_grad():
+            for copied, source in zip(self.acting_copy.parameters(), self.model.parameters(), strict=True):
+                copied.copy_(source)
+        return self.acting_copy, torch.bfloat16
 
     def _compile_model(self) -> None:
         """torch.compile the actor and critic in place (state_dict keys unchanged); eager on failure.
@@ -352,6 +372,7 @@ class Trainer:
         """Fill the storage with rollout_steps steps of every learner agent."""
         p, s, n = self.cfg.ppo, self.storage, self.env.num_cars
         plan = self.plan
+        model, dtype = self._acting_model()
         for t in range(p.rollout_steps):
             t0 = time.perf_counter()
             with torch.no_grad():
@@ -363,7 +384,7 @@ class Trainer:
                 state = reset_state(state, episode_start)
                 s.store_state(t, state)
                 with self._autocast():
-                    action, logprob, value, state = self.model.act(norm_obs, state)
+                    action, logprob, value, state = model.act(norm_obs.to(dtype), state)
             t1 = time.perf_counter()
             copied = getattr(self.env.engine, "copy_seconds", 0.0)
             result = self._step(action)
@@ -395,7 +416,9 @@ class Trainer:
                     # Bootstrap truncated episodes from the value of their final observation.
                     final = self._learner_obs(result.final_obs)
                     final = self.obs_norm.normalize(final) if p.normalize_observations else final
-                    s.next_values[t] = torch.where(truncated, self.model.value(final, state), 0.0)
+                    with self._autocast():
+                        final_value = model.value(final.to(dtype), state)
+                    s.next_values[t] = torch.where(truncated, final_value, 0.0)
             if result.episodes:
                 self._record_episodes(result.episodes)
             obs, episode_start = next_obs, ended
@@ -405,7 +428,8 @@ class Trainer:
             timings["copy"] += copy
         with torch.no_grad():
             last = self.obs_norm.normalize(obs) if p.normalize_observations else obs
-            last_value = self.model.value(last, reset_state(state, episode_start))
+            with self._autocast():
+                last_value = model.value(last.to(dtype), reset_state(state, episode_start))
         # next_values[t] = V(s_{t+1}) inside an episode; set above for truncations; 0 after termination.
         following = torch.cat([s.values[1:], last_value.unsqueeze(0)])
         s.next_values.copy_(torch.where(s.episode_end, s.next_values, following))
