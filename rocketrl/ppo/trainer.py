@@ -96,7 +96,9 @@ class Trainer:
         # Mixed precision: bf16 autocast on any device; fp16 (CUDA only) with a gradient scaler.
         self.amp_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(sp.amp)
         if self.amp_dtype == torch.float16 and self.device.type != "cuda":
-            warnings.warn("speed.amp='fp16' needs CUDA; training in fp32 on this device (bf16 works on CPU)")
+            warnings.warn(
+                "speed.amp='fp16' needs CUDA; training in fp32 on this device (bf16 works on CPU)", stacklevel=2
+            )
             self.amp_dtype = None
         self.scaler = torch.amp.GradScaler("cuda", enabled=sp.amp == "fp16" and self.device.type == "cuda")
         if sp.compile:
