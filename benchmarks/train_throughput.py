@@ -24,7 +24,8 @@ peer   rlgym-learn's LearningCoordinator with rlgym-learn-algos' PPOAgentControl
 Prints one JSON object: machine, ours {label: {sps, phase_split, ...}}, peer {sps, ...} or {skipped},
 ratios {"ours_vs_peer": best of ours / peer} and the targets.
 
-    python benchmarks/train_throughput.py [--quick] [--iterations N] [--threads 1,2] [--arenas 50]
+    python benchmarks/train_throughput.py [--quick] [--iterations N] [--threads 1,2] [--arenas 50,100]
+        [--amp off,bf16] [--rollout-threads 1,all]
         [--no-ours] [--no-cuda] [--no-peer] [--peer-timeout S] [--peer-sched idle|batch|normal]
 """
 
@@ -76,6 +77,11 @@ PEER_ADJUSTMENT_NO_PIN = (
 
 
 # ------------------------------------------------------------------------------------------- ours
+
+
+def rollout_steps_for(arenas: int) -> int:
+    """Steps per agent that make one iteration about AGENT_STEPS_PER_ITERATION agent-steps with `arenas` 1v1s."""
+    return max(1, round(AGENT_STEPS_PER_ITERATION / (arenas * 2 * TEAM_SIZE)))
 
 
 def our_overrides(arenas: int, rollout_steps: int, device: str) -> list[str]:
@@ -610,7 +616,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=None, help="timed iterations after 1 warm-up (default 4)")
     parser.add_argument("--quick", action="store_true", help="2 timed iterations: a smoke run")
-    parser.add_argument("--arenas", type=int, default=50, help="our arenas; rollout steps make it 50,000 agent-steps")
+    parser.add_argument(
+        "--arenas",
+        default="50",
+        help="our arena counts, comma-separated (default 50); rollout steps make each 50,000 agent-steps",
+    )
     parser.add_argument(
         "--threads", default="1,2", help="CPU torch thread counts of ours, comma-separated; none: no CPU run"
     )
@@ -650,22 +660,29 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     # SIGTERM runs the `finally` of _run_child, so a stopped benchmark takes its child processes with it.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     iterations = max(1, args.iterations if args.iterations is not None else (2 if args.quick else 4))
-    arenas = args.arenas
-    rollout_steps = max(1, round(AGENT_STEPS_PER_ITERATION / (arenas * 2 * TEAM_SIZE)))
+    arena_counts = [int(item) for item in args.arenas.split(",") if item.strip()]
+    arenas = arena_counts[0]  # the configuration the CUDA run and the config summary use
+    rollout_steps = rollout_steps_for(arenas)
     budget = 120.0 + 120.0 * (iterations + 1)  # seconds per configuration: a guard against hangs only
     thread_counts = [] if args.threads.strip().lower() in ("", "none") else [int(n) for n in args.threads.split(",")]
     ours: dict[str, Any] = {}
     amp_modes = [mode.strip() for mode in args.amp.split(",") if mode.strip()]
     rollout_counts = [item.strip() for item in args.rollout_threads.split(",") if item.strip()]
-    for threads in [] if args.no_ours else thread_counts:
-        for amp in amp_modes:
-            for rollout in rollout_counts:
-                rollout_threads = threads if rollout == "all" else int(rollout)
-                label = f"cpu_threads_{threads}" + ("" if amp == "off" else f"_{amp}")
-                label += "" if rollout_threads == 1 else f"_rollout_threads_{rollout_threads}"
-                ours[label] = run_ours_isolated(
-                    arenas, rollout_steps, iterations, "cpu", threads, budget, amp, rollout_threads
-                )
+    variants = [
+        (count, threads, amp, rollout)
+        for count in arena_counts
+        for threads in thread_counts
+        for amp in amp_modes
+        for rollout in rollout_counts
+    ]
+    for count, threads, amp, rollout in [] if args.no_ours else variants:
+        rollout_threads = threads if rollout == "all" else int(rollout)
+        label = f"cpu_threads_{threads}" + ("" if amp == "off" else f"_{amp}")
+        label += "" if rollout_threads == 1 else f"_rollout_threads_{rollout_threads}"
+        label += "" if len(arena_counts) == 1 else f"_arenas_{count}"
+        ours[label] = run_ours_isolated(
+            count, rollout_steps_for(count), iterations, "cpu", threads, budget, amp, rollout_threads
+        )
     if not args.no_ours and not args.no_cuda and torch.cuda.is_available():
         ours["cuda"] = run_ours_isolated(arenas, rollout_steps, iterations, "cuda", None, budget)
     if args.no_peer:

@@ -14,7 +14,7 @@ import torch
 
 from rocketrl.config import load_config
 from rocketrl.infra.checkpoint import load_checkpoint
-from rocketrl.ppo import trainer as trainer_module
+from rocketrl.ppo import update as update_module
 from rocketrl.ppo.trainer import Trainer
 
 SMALL = [
@@ -72,7 +72,7 @@ def test_resume_continues_the_same_run_step_for_step(tmp_path):
 
 
 def test_non_finite_loss_skips_the_update_and_keeps_weights_finite(tmp_path, monkeypatch):
-    real = trainer_module.ppo_losses
+    real = update_module.ppo_losses
     calls = {"n": 0}
 
     def sometimes_nan(*args, **kwargs):
@@ -82,7 +82,7 @@ def test_non_finite_loss_skips_the_update_and_keeps_weights_finite(tmp_path, mon
             terms.policy = terms.policy * float("nan")
         return terms
 
-    monkeypatch.setattr(trainer_module, "ppo_losses", sometimes_nan)
+    monkeypatch.setattr(update_module, "ppo_losses", sometimes_nan)
     trainer = train(small_config(tmp_path, "nan", "--run.timesteps", str(2 * BATCH)))
     assert trainer.counters.skipped_updates >= 2
     state, _ = load_checkpoint(trainer.checkpoints.latest())

@@ -1,4 +1,4 @@
-"""Start-up helpers of a training run: the run folder and the configuration summary."""
+"""Start-up helpers of a training run: the run folder, the configuration summary and the fail-fast check."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import json
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import torch
 
 from rocketrl.config import TrainConfig, config_to_dict, save_resolved_config
 
@@ -89,3 +91,52 @@ def _prepare_run_dir(run_dir: Path, cfg: TrainConfig) -> Path:
     save_resolved_config(cfg, run_dir / "config.yaml")
     (run_dir / "config.json").write_text(json.dumps(config_to_dict(cfg), indent=2))
     return run_dir
+
+
+def verify(trainer: Trainer) -> None:
+    """Fail fast: one env step and one forward pass, spaces agree with the network.
+
+    Leaves every random generator as it found it, so verification does not change the run.
+    """
+    env_rng, torch_rng = trainer.env.generator.get_state(), torch.get_rng_state()
+    try:
+        obs = trainer.env.reset()
+        if obs.shape != (trainer.env.num_arenas, trainer.env.num_cars, trainer.model.obs_size):
+            raise RuntimeError(
+                f"verify: observations have shape {tuple(obs.shape)} but the network expects "
+                f"(arenas, cars, {trainer.model.obs_size})"
+            )
+        with torch.no_grad():
+            flat = obs.reshape(trainer.env.num_arenas * trainer.env.num_cars, -1)
+            state = trainer.model.initial_state(flat.shape[0], trainer.device)
+            action, logprob, value, _ = trainer.model.act(flat, state, deterministic=True)
+        if not (torch.isfinite(logprob).all() and torch.isfinite(value).all()):
+            raise RuntimeError("verify: the network returned NaN or inf on the first observations")
+        result = trainer.env.step(action.reshape(trainer.env.num_arenas, trainer.env.num_cars, *action.shape[1:]))
+        if not (torch.isfinite(result.obs).all() and torch.isfinite(result.reward).all()):
+            raise RuntimeError("verify: the environment returned NaN or inf after one step")
+        _verify_league(trainer)
+    finally:
+        trainer.env.generator.set_state(env_rng)
+        torch.set_rng_state(torch_rng)
+
+
+def _verify_league(trainer: Trainer) -> None:
+    """Every curriculum stage is readable and its observations fit the network; opponents can act."""
+    if trainer.league is None:
+        return
+    from rocketrl.env.obs import DefaultObs
+
+    stages = trainer.league.curriculum.stages if trainer.league.curriculum is not None else []
+    for stage in stages:
+        size = DefaultObs(stage.blue_size, stage.orange_size, trainer.device).size
+        if size != trainer.model.obs_size:
+            raise RuntimeError(
+                f"verify: curriculum stage {stage.name!r} ({stage.blue_size}v{stage.orange_size}) has "
+                f"observations of {size} floats but the network takes {trainer.model.obs_size}"
+            )
+    if trainer.plan is not None and any(slot.kind == "rule" for slot in trainer.plan.slots):
+        obs = trainer.env.reset().reshape(-1, trainer.model.obs_size)[:2]
+        controls = trainer.league.rule.act(obs, trainer.league.rule.initial_state(2, trainer.device))[0]
+        if tuple(controls.shape) != (2, 8) or not torch.isfinite(controls).all():
+            raise RuntimeError(f"verify: RulePolicy returned controls of shape {tuple(controls.shape)}")

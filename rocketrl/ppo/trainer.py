@@ -12,7 +12,7 @@ import signal
 import time
 import warnings
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -26,11 +26,11 @@ from rocketrl.infra.notify import DiscordNotifier
 from rocketrl.league.league import League
 from rocketrl.policy.actor_critic import ActorCritic, reset_state
 from rocketrl.ppo.gae import compute_gae
-from rocketrl.ppo.loss import explained_variance, normalize_advantages, ppo_losses
 from rocketrl.ppo.normalize import ObservationNormalizer, ReturnScaler
-from rocketrl.ppo.run_setup import make_run_dir, summarize, uses_league
-from rocketrl.ppo.schedules import Schedule, set_learning_rate
+from rocketrl.ppo.run_setup import make_run_dir, summarize, uses_league, verify
+from rocketrl.ppo.schedules import Schedule
 from rocketrl.ppo.storage import RolloutStorage
+from rocketrl.ppo.update import UpdateStats, ppo_update
 
 
 def resolve_device(name: str) -> torch.device:
@@ -52,13 +52,6 @@ class Counters:
     skipped_updates: int = 0
     """Minibatch updates skipped for a non-finite loss or gradient."""
     episodes: int = 0
-
-
-@dataclass
-class UpdateStats:
-    """Means over the minibatches of one update."""
-
-    values: dict[str, float] = field(default_factory=dict)
 
 
 class Trainer:
@@ -465,64 +458,20 @@ class Trainer:
                 raise FloatingPointError(f"debug check: {name} holds NaN or inf at rollout step {step}")
 
     def _update(self) -> UpdateStats:
-        """Several epochs of clipped PPO over shuffled minibatches, with KL early stopping."""
-        p = self.cfg.ppo
+        """The PPO update of the rollout in storage, at the scheduled learning rate."""
         progress = min(1.0, self.counters.global_step / max(1, self.cfg.run.timesteps))
-        set_learning_rate(self.optimizer, self.lr_schedule.value(progress))
-        sums: dict[str, float] = {}
-        count = 0
-        for _epoch in range(p.epochs):
-            kl_exceeded = False
-            for mb in self.storage.minibatches(p.minibatches, generator=self.shuffle):
-                with self._autocast():
-                    logprob, entropy, value = self.model.evaluate(mb.obs, mb.actions, mb.state, mb.episode_start)
-                adv = normalize_advantages(mb.advantages) if p.normalize_advantages else mb.advantages
-                terms = ppo_losses(
-                    logprob.reshape(-1),
-                    mb.logprobs.reshape(-1),
-                    adv.reshape(-1),
-                    value.reshape(-1),
-                    mb.values.reshape(-1),
-                    mb.returns.reshape(-1),
-                    entropy.reshape(-1),
-                    p.clip_coef,
-                    p.value_clip_coef,
-                )
-                loss = terms.policy + p.value_coef * terms.value - p.entropy_coef * terms.entropy
-                self.optimizer.zero_grad(set_to_none=True)
-                if not torch.isfinite(loss):
-                    self.counters.skipped_updates += 1
-                    continue
-                self.scaler.scale(loss).backward()
-                self.scaler.unscale_(self.optimizer)
-                grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), p.max_grad_norm)
-                if not torch.isfinite(grad_norm):
-                    # A non-finite gradient never reaches the weights (nor, so, a checkpoint).
-                    self.optimizer.zero_grad(set_to_none=True)
-                    self.scaler.update()
-                    self.counters.skipped_updates += 1
-                    continue
-                self.scaler.step(self.optimizer)
-                self.scaler.update()
-                count += 1
-                for name, value_t in (
-                    ("policy", terms.policy),
-                    ("value", terms.value),
-                    ("entropy", terms.entropy),
-                    ("approx_kl", terms.approx_kl),
-                    ("clipfrac", terms.clipfrac),
-                    ("grad_norm", grad_norm),
-                ):
-                    sums[name] = sums.get(name, 0.0) + float(value_t.detach())
-                if p.target_kl is not None and float(terms.approx_kl) > p.target_kl:
-                    kl_exceeded = True
-                    break
-            if kl_exceeded:
-                break
-        stats = {name: total / max(1, count) for name, total in sums.items()}
-        stats["explained_variance"] = float(explained_variance(self.storage.values, self.storage.returns))
-        stats["learning_rate"] = self.optimizer.param_groups[0]["lr"]
-        return UpdateStats(stats)
+        stats, skipped = ppo_update(
+            self.model,
+            self.optimizer,
+            self.scaler,
+            self.storage,
+            self.cfg.ppo,
+            self.lr_schedule.value(progress),
+            self.shuffle,
+            self._autocast,
+        )
+        self.counters.skipped_updates += skipped
+        return stats
 
     # ---------------------------------------------------------------------------------- signals
     def _install_signal_handlers(self) -> None:
@@ -549,51 +498,8 @@ class Trainer:
         return self._stop_signal
 
     def verify(self) -> None:
-        """Fail fast: one env step and one forward pass, spaces agree with the network.
-
-        Leaves every random generator as it found it, so verification does not change the run.
-        """
-        env_rng, torch_rng = self.env.generator.get_state(), torch.get_rng_state()
-        try:
-            obs = self.env.reset()
-            if obs.shape != (self.env.num_arenas, self.env.num_cars, self.model.obs_size):
-                raise RuntimeError(
-                    f"verify: observations have shape {tuple(obs.shape)} but the network expects "
-                    f"(arenas, cars, {self.model.obs_size})"
-                )
-            with torch.no_grad():
-                flat = obs.reshape(self.env.num_arenas * self.env.num_cars, -1)
-                state = self.model.initial_state(flat.shape[0], self.device)
-                action, logprob, value, _ = self.model.act(flat, state, deterministic=True)
-            if not (torch.isfinite(logprob).all() and torch.isfinite(value).all()):
-                raise RuntimeError("verify: the network returned NaN or inf on the first observations")
-            result = self.env.step(action.reshape(self.env.num_arenas, self.env.num_cars, *action.shape[1:]))
-            if not (torch.isfinite(result.obs).all() and torch.isfinite(result.reward).all()):
-                raise RuntimeError("verify: the environment returned NaN or inf after one step")
-            self._verify_league()
-        finally:
-            self.env.generator.set_state(env_rng)
-            torch.set_rng_state(torch_rng)
-
-    def _verify_league(self) -> None:
-        """Every curriculum stage is readable and its observations fit the network; opponents can act."""
-        if self.league is None:
-            return
-        from rocketrl.env.obs import DefaultObs
-
-        stages = self.league.curriculum.stages if self.league.curriculum is not None else []
-        for stage in stages:
-            size = DefaultObs(stage.blue_size, stage.orange_size, self.device).size
-            if size != self.model.obs_size:
-                raise RuntimeError(
-                    f"verify: curriculum stage {stage.name!r} ({stage.blue_size}v{stage.orange_size}) has "
-                    f"observations of {size} floats but the network takes {self.model.obs_size}"
-                )
-        if self.plan is not None and any(slot.kind == "rule" for slot in self.plan.slots):
-            obs = self.env.reset().reshape(-1, self.model.obs_size)[:2]
-            controls = self.league.rule.act(obs, self.league.rule.initial_state(2, self.device))[0]
-            if tuple(controls.shape) != (2, 8) or not torch.isfinite(controls).all():
-                raise RuntimeError(f"verify: RulePolicy returned controls of shape {tuple(controls.shape)}")
+        """Fail fast: one env step and one forward pass, spaces agree with the network (run_setup.verify)."""
+        verify(self)
 
     def close(self) -> None:
         self.env.close()

@@ -27,10 +27,14 @@ from rocketrl.sim.warp.constants import (
     CARBALL_FRICTION,
     CARCAR_RESTITUTION,
     CARWORLD_RESTITUTION,
+    CEILING_Z,
     DEMO_RESPAWN_TIME,
+    EXTENT_X,
+    GRAVITY_Z,
     HITBOX_HALF,
     HITBOX_OFFSET,
     RESTITUTION_MIN_SPEED,
+    TICK_TIME,
     bump_air,
     bump_ground,
     bump_up,
@@ -56,40 +60,181 @@ from rocketrl.sim.warp.layout import (
 )
 
 BALL_INV_INERTIA = wp.constant(1.0 / (0.4 * 30.0 * 91.25 * 91.25))
+MANIFOLD_POINTS = wp.constant(4)
+"""Contacts kept per mesh file (Bullet's manifold size)."""
+MAX_MESH_CONTACTS = wp.constant(12)
+"""Mesh contacts of the ball per tick at most (the sizes of ContactNormals and ContactParts)."""
+ContactNormals = wp.types.vector(length=36, dtype=float)
+ContactParts = wp.types.vector(length=12, dtype=int)
+FLAT_EDGE_COS = wp.constant(0.9999)
+"""Cosine above which two mesh triangles count as coplanar across their edge."""
 CAR_CONTACT_RANGE = wp.constant(100.0)
 """Arena distance (uu) below which a car origin's surface contacts are examined (the hitbox reaches < 98)."""
 
 
 @wp.func
+def closest_on_triangle(p: wp.vec3, a: wp.vec3, b: wp.vec3, c: wp.vec3):
+    """Closest point to p of the triangle abc, and its region: 0 the face, 1 + k edge k (k = 0 ab,
+    1 bc, 2 ca), 4 + i vertex i (a, b, c)."""
+    ab = b - a
+    ac = c - a
+    ap = p - a
+    d1 = wp.dot(ab, ap)
+    d2 = wp.dot(ac, ap)
+    if d1 <= 0.0 and d2 <= 0.0:
+        return a, 4
+    bp = p - b
+    d3 = wp.dot(ab, bp)
+    d4 = wp.dot(ac, bp)
+    if d3 >= 0.0 and d4 <= d3:
+        return b, 5
+    vc = d1 * d4 - d3 * d2
+    if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
+        return a + ab * (d1 / (d1 - d3)), 1
+    cp = p - c
+    d5 = wp.dot(ab, cp)
+    d6 = wp.dot(ac, cp)
+    if d6 >= 0.0 and d5 <= d6:
+        return c, 6
+    vb = d5 * d2 - d1 * d6
+    if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
+        return a + ac * (d2 / (d2 - d6)), 3
+    va = d3 * d6 - d5 * d4
+    if va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:
+        return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6))), 2
+    denom = 1.0 / (va + vb + vc)
+    return a + ab * (vb * denom) + ac * (vc * denom), 0
+
+
+@wp.func
+def mesh_contact(s: SimState, p: wp.vec3, face: int):
+    """Distance (uu) from p to mesh triangle `face` and the contact normal (unit, towards p).
+
+    After Bullet's internal-edge adjustment: a contact on a convex edge keeps the direction from the
+    edge while that lies between the two triangles' normals; any other contact (face, vertex, edge to a
+    coplanar or concave neighbour, or past the neighbour's normal) takes the triangle's normal."""
+    mesh = s.arena_mesh
+    a = wp.mesh_get_point(mesh, face * 3)
+    b = wp.mesh_get_point(mesh, face * 3 + 1)
+    c = wp.mesh_get_point(mesh, face * 3 + 2)
+    q, region = closest_on_triangle(p, a, b, c)
+    diff = p - q
+    d = wp.length(diff)
+    if d < 1.0e-4:
+        return d, wp.vec3(0.0, 0.0, 1.0)
+    dir = diff / d
+    nt = wp.normalize(wp.cross(b - a, c - a))
+    if wp.dot(p - a, nt) < 0.0:
+        nt = -nt
+    if region >= 1 and region <= 3:
+        nb = s.arena_edge_normals[face * 3 + region - 1]
+        if wp.dot(nb, dir) < 0.0:
+            nb = -nb
+        cos_edge = wp.dot(nt, nb)
+        if cos_edge > FLAT_EDGE_COS:
+            return d, nt
+        if wp.dot(dir, nt) >= cos_edge - 1.0e-4 and wp.dot(dir, nb) >= cos_edge - 1.0e-4:
+            return d, dir
+    return d, nt
+
+
+@wp.func
+def plane_gap(p: wp.vec3, k: int) -> float:
+    """Distance (uu) from p to RocketSim's arena plane k: 0 floor, 1 ceiling, 2 and 3 the side walls."""
+    if k == 0:
+        return p[2]
+    if k == 1:
+        return CEILING_Z - p[2]
+    if k == 2:
+        return p[0] + EXTENT_X
+    return EXTENT_X - p[0]
+
+
+@wp.func
+def plane_normal(k: int) -> wp.vec3:
+    """Unit normal (into the field) of arena plane k (see plane_gap)."""
+    if k == 0:
+        return wp.vec3(0.0, 0.0, 1.0)
+    if k == 1:
+        return wp.vec3(0.0, 0.0, -1.0)
+    if k == 2:
+        return wp.vec3(1.0, 0.0, 0.0)
+    return wp.vec3(-1.0, 0.0, 0.0)
+
+
+@wp.func
 def ball_arena_contact(s: SimState, a: int):
-    """Bounce the ball off the arena: restitution 0.6, friction 0.35, rolling contact."""
+    """Bounce the ball off the arena as RocketSim does: every plane (floor, ceiling, side walls) and
+    collision-mesh triangle within BALL_ARENA_RADIUS of its centre is a contact (Bullet's contact
+    threshold), and one impulse (restitution 0.6 of the normal speed before this tick's gravity,
+    friction 0.35, rolling contact) is applied along the mean of their normals; then each contact
+    pushes the ball out to BALL_RADIUS (penetration only, so a ball at rest floats in the threshold)."""
     p = s.ball_pos[a]
-    d = arena_distance(p)
-    if d >= BALL_ARENA_RADIUS:
+    mesh = s.arena_mesh
+    n_sum = wp.vec3(0.0)
+    count = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
+    for plane in range(4):
+        if plane_gap(p, plane) < BALL_ARENA_RADIUS:
+            n_sum = n_sum + plane_normal(plane)
+            count = count + 1
+    # As in Bullet's contact manifolds (one per mesh file): a file contributes the first
+    # MANIFOLD_POINTS of its triangles in reach.
+    normals = ContactNormals()
+    parts = ContactParts()
+    kept = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
+    query = wp.mesh_query_sphere(mesh, p, BALL_ARENA_RADIUS)
+    face = int(0)  # noqa: UP018 (mesh_query_next writes the face index into it)
+    while wp.mesh_query_next(query, face):
+        d, nc = mesh_contact(s, p, face)
+        if d < BALL_ARENA_RADIUS and d > 1.0e-4 and kept < MAX_MESH_CONTACTS:
+            part = s.arena_face_part[face]
+            same_part = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
+            for i in range(kept):
+                if parts[i] == part:
+                    same_part = same_part + 1
+            if same_part < MANIFOLD_POINTS:
+                parts[kept] = part
+                normals[3 * kept] = nc[0]
+                normals[3 * kept + 1] = nc[1]
+                normals[3 * kept + 2] = nc[2]
+                kept = kept + 1
+    for i in range(kept):
+        n_sum = n_sum + wp.vec3(normals[3 * i], normals[3 * i + 1], normals[3 * i + 2])
+        count = count + 1
+    if count == 0 or wp.length(n_sum) < 1.0e-6:
         return
-    n = surface_normal(p, d)
+    n = wp.normalize(n_sum)
     v = s.ball_vel[a]
     w = s.ball_ang[a]
     vn = wp.dot(v, n)
+    # Bullet bounces the velocity from before this tick's gravity (applied as an external impulse).
+    vn_before = vn - GRAVITY_Z * TICK_TIME * n[2]
     if vn < 0.0:
-        e = BALL_RESTITUTION
-        if -vn < RESTITUTION_MIN_SPEED:
-            e = 0.0
-        jn = -(1.0 + e) * vn * BALL_MASS
+        jn = -vn * BALL_MASS
+        if vn_before < -RESTITUTION_MIN_SPEED:
+            jn = wp.max(jn - BALL_RESTITUTION * vn_before * BALL_MASS, 0.0)
         r = -n * BALL_RADIUS
         vc = v + wp.cross(w, r)
         vt = vc - n * wp.dot(vc, n)
         speed_t = wp.length(vt)
         jt = wp.vec3(0.0)
         if speed_t > 1.0e-4:
-            k = 1.0 / BALL_MASS + BALL_RADIUS * BALL_RADIUS * BALL_INV_INERTIA
-            mag = wp.min(speed_t / k, BALL_FRICTION * jn)
+            inv_k = 1.0 / BALL_MASS + BALL_RADIUS * BALL_RADIUS * BALL_INV_INERTIA
+            mag = wp.min(speed_t / inv_k, BALL_FRICTION * jn)
             jt = -vt * (mag / speed_t)
-        v = v + (n * jn + jt) / BALL_MASS
-        w = w + wp.cross(r, jt) * BALL_INV_INERTIA
-        s.ball_vel[a] = v
-        s.ball_ang[a] = w
-    s.ball_pos[a] = p + n * (BALL_ARENA_RADIUS - d)
+        s.ball_vel[a] = v + (n * jn + jt) / BALL_MASS
+        s.ball_ang[a] = w + wp.cross(r, jt) * BALL_INV_INERTIA
+    # Push-out, one contact after the other from the moved position.
+    for plane in range(4):
+        gap = plane_gap(p, plane)
+        if gap < BALL_RADIUS:
+            p = p + plane_normal(plane) * (BALL_RADIUS - gap)
+    query = wp.mesh_query_sphere(mesh, p, BALL_RADIUS)
+    while wp.mesh_query_next(query, face):
+        d, nc = mesh_contact(s, p, face)
+        if d < BALL_RADIUS and d > 1.0e-4:
+            p = p + nc * (BALL_RADIUS - d)
+    s.ball_pos[a] = p
 
 
 @wp.func

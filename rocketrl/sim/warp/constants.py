@@ -16,6 +16,8 @@ GRAVITY_Z = wp.constant(-650.0)
 EXTENT_X = wp.constant(4096.0)
 EXTENT_Y = wp.constant(5120.0)
 HEIGHT = wp.constant(2044.0)
+CEILING_Z = wp.constant(2048.0)
+"""Height of RocketSim's ceiling plane (the ball's arena contacts; HEIGHT is the distance function's)."""
 CORNER_SUM = wp.constant(8064.0)
 """Corner planes: |x| + |y| = 8064 (45 degree cuts)."""
 SIDE_FLOOR_RADIUS = wp.constant(256.0)
@@ -54,7 +56,8 @@ GOAL_SCORE_Y = wp.constant(5124.25)
 # ----------------------------------------------------------------------------------------- ball
 BALL_RADIUS = wp.constant(91.25)
 BALL_ARENA_RADIUS = wp.constant(93.15)
-"""Ball radius against the arena (RocketSim's rest height: the mesh has a collision margin)."""
+"""Centre distance (uu) within which the arena touches the ball: BALL_RADIUS plus Bullet's contact
+threshold (a ball set down at rest stays at this height)."""
 BALL_MASS = wp.constant(30.0)
 BALL_DRAG = wp.constant(0.03)
 """Linear damping: velocity *= (1 - 0.03) ** dt."""

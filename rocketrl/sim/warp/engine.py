@@ -22,6 +22,7 @@ from rocketrl.sim.arena import (
 )
 from rocketrl.sim.rocketsim import DOUBLE_JUMP_MAX_DELAY, validate_team_sizes
 from rocketrl.sim.state import BatchState, ResetState, kickoff_reset_state
+from rocketrl.sim.warp.arena_mesh import soccar_mesh
 from rocketrl.sim.warp.layout import (
     E_DEMOS,
     E_PICKUPS,
@@ -158,6 +159,8 @@ class WarpEngine:
                 dtype = None
             setattr(self._sim, name, wp.from_torch(tensor, dtype=dtype) if dtype else wp.from_torch(tensor))
         self._wp_device = wp.device_from_torch(dev)
+        self._mesh, self._sim.arena_face_part, self._sim.arena_edge_normals = soccar_mesh(self._wp_device)
+        self._sim.arena_mesh = self._mesh.id
         self._team = self.t["car_team"].long()
         from rocketrl.sim.warp.kernels import step_kernel
 

@@ -108,3 +108,9 @@ class SimState:
     """(A,) car that touched the ball last, -1 if none since the reset."""
     ev_car: wp.array3d(dtype=int)
     """(A, C, NUM_CAR_EVENTS) per-car events of the step, columns E_*."""
+    arena_mesh: wp.uint64
+    """Id of the soccar collision mesh (rocketrl.sim.warp.arena_mesh), triangles in uu."""
+    arena_face_part: wp.array(dtype=int)
+    """(T,) index of the .cmf file each mesh triangle comes from."""
+    arena_edge_normals: wp.array(dtype=wp.vec3)
+    """(T * 3,) unit normal of the mesh triangle across edge k of triangle t (row 3 t + k)."""
