@@ -109,21 +109,23 @@ def aerial_touch_height(prev: BatchState, state: BatchState) -> torch.Tensor:
 
 
 class _OnTargetMemo:
-    """The on-target flags of the last two states, found by identity. A step's `state` is the next step's
-    `prev`, and shot and save each need the flags of both, so each state's flags are computed once, not
-    four times. States are never changed in place (every step builds a new one), so identity is safe."""
+    """The on-target flags of the last two ball states. A step's `state` is the next step's `prev`, and shot
+    and save each need the flags of both, so each state's flags are computed once, not four times. An entry
+    is reused only for the very same ball position and velocity tensors at the same in-place version, so
+    terms stay pure functions of the tensors they are given."""
 
     def __init__(self) -> None:
-        self.entries: list[tuple[BatchState, torch.Tensor]] = []
+        self.entries: list[tuple[tuple[torch.Tensor, int, torch.Tensor, int], torch.Tensor]] = []
 
     def __call__(self, state: BatchState) -> torch.Tensor:
         if torch.compiler.is_compiling():  # a compiled env layer fuses the recomputation instead
             return _on_target_both_now(state)
-        for known, flags in self.entries:
-            if known is state:
+        pos, vel = state.ball_pos, state.ball_vel
+        for (known_pos, pos_version, known_vel, vel_version), flags in self.entries:
+            if known_pos is pos and known_vel is vel and pos_version == pos._version and vel_version == vel._version:
                 return flags
         flags = _on_target_both_now(state)
-        self.entries = [*self.entries[-1:], (state, flags)]
+        self.entries = [*self.entries[-1:], ((pos, pos._version, vel, vel._version), flags)]
         return flags
 
 
