@@ -37,9 +37,18 @@ _GOAL_CENTRES = torch.tensor([[0.0, BACK_WALL_Y, GOAL_HEIGHT / 2], [0.0, -BACK_W
 """(2, 3) centre of the goal blue attacks (orange's, +y) and the one orange attacks (blue's, -y)."""
 
 
+_GOAL_CENTRES_ON: dict[torch.device, torch.Tensor] = {}
+"""_GOAL_CENTRES per device, so that a step on a GPU copies nothing from the host."""
+
+
 def opponent_goal(state: BatchState) -> torch.Tensor:
     """(A, C, 3) centre of the goal each car attacks."""
-    return _GOAL_CENTRES.to(state.device)[state.car_team]
+    if torch.compiler.is_compiling():  # a constant of the compiled graph
+        return _GOAL_CENTRES.to(state.device)[state.car_team]
+    centres = _GOAL_CENTRES_ON.get(state.device)
+    if centres is None:
+        centres = _GOAL_CENTRES_ON.setdefault(state.device, _GOAL_CENTRES.to(state.device))
+    return centres[state.car_team]
 
 
 def ball_on_target(ball_pos: torch.Tensor, ball_vel: torch.Tensor, goal_sign: torch.Tensor) -> torch.Tensor:
