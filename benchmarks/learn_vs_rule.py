@@ -47,6 +47,22 @@ def read_curve(run_dir: Path, tags: tuple[str, ...]) -> dict[str, list[tuple[int
     return {tag: [(e.step, e.value) for e in acc.Scalars(tag)] for tag in tags if tag in available}
 
 
+def by_side(result) -> dict[str, dict[str, int]]:
+    """The learner's wins, draws, losses and goals as blue and as orange (each side half the games)."""
+    sides = {}
+    for team, side in ((0, "blue"), (1, "orange")):
+        games = [g for g in result.games if g.a_team == team]
+        sides[side] = {
+            "games": len(games),
+            "wins": sum(g.goals_a > g.goals_b for g in games),
+            "draws": sum(g.goals_a == g.goals_b for g in games),
+            "losses": sum(g.goals_a < g.goals_b for g in games),
+            "goals_for": sum(g.goals_a for g in games),
+            "goals_against": sum(g.goals_b for g in games),
+        }
+    return sides
+
+
 def plot_curve(curves: dict[str, list[tuple[int, float]]], final: dict, path: Path) -> None:
     import matplotlib
 
@@ -89,6 +105,13 @@ def main() -> None:
     parser.add_argument("--logdir", default="runs/benchmarks")
     parser.add_argument("--plot", default=None, help="write the evaluation curve as a PNG here")
     parser.add_argument("--out", default=None, help="also write the JSON report here")
+    parser.add_argument(
+        "--acting",
+        choices=("preset", "greedy", "sampled"),
+        default="preset",
+        help="how the learner acts in the final games: greedy (most likely action), sampled, or as the "
+        "preset's league.eval_deterministic says (default)",
+    )
     parser.add_argument("--quick", action="store_true", help="a smoke run: 20k steps, 4 short games")
     args = parser.parse_args()
     if args.quick:
@@ -126,7 +149,10 @@ def main() -> None:
             logger.close()
         train_seconds = time.perf_counter() - started
         torch.set_num_threads(1)  # evaluation: small batched ops, fastest on one thread
-        learner = PolicyActor(trainer.model, trainer.obs_norm if cfg.ppo.normalize_observations else None)
+        greedy = cfg.league.eval_deterministic if args.acting == "preset" else args.acting == "greedy"
+        learner = PolicyActor(
+            trainer.model, trainer.obs_norm if cfg.ppo.normalize_observations else None, deterministic=greedy
+        )
         match = MatchConfig(
             num_games=args.games,
             game_seconds=args.game_seconds,
@@ -158,6 +184,8 @@ def main() -> None:
         "goals_against": result.goals_against,
         "touches_for": result.touches_for,
         "touches_against": result.touches_against,
+        "acting": "greedy" if greedy else "sampled",
+        "by_side": by_side(result),
         "target": {"win_rate": 0.7, "elo": 1650, "stretch_win_rate": 0.9, "stretch_elo": 1900},
         "met": rate >= 0.7,
         "machine": {"cpus": os.cpu_count(), "torch": torch.__version__, "python": platform.python_version()},

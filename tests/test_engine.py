@@ -522,6 +522,8 @@ def test_reset_state_with_a_non_finite_value_is_rejected_naming_the_field(duel):
     s = duel.reset(everywhere(duel), reset_state(ball_pos=[FAR_BALL] * 2, car_pos=[[[0, -2000, 17], PARKED]] * 2))
     before = s.clone()
     for f in fields(ResetState):
+        if f.name == "blue_first":  # optional bool flags; their shape is checked below
+            continue
         for bad in (float("nan"), float("inf")):
             state = reset_state(ball_pos=[[0, 0, 93.15]] * 2, car_pos=[[[0, 0, 17], [0, 100, 17]]] * 2)
             getattr(state, f.name).view(-1)[-1] = bad
@@ -534,6 +536,10 @@ def test_reset_state_with_a_non_finite_value_is_rejected_naming_the_field(duel):
         duel.reset(everywhere(duel), state)
     state = reset_state(ball_pos=[[0, 0, 93.15]] * 2, car_pos=[[[0, 0, 17]]] * 2)  # 1 car, engine has 2
     with pytest.raises(ValueError, match="car_pos"):
+        duel.reset(everywhere(duel), state)
+    state = reset_state(ball_pos=[[0, 0, 93.15]] * 2, car_pos=[[[0, 0, 17], [0, 100, 17]]] * 2)
+    state.blue_first = torch.tensor([True])
+    with pytest.raises(ValueError, match="blue_first"):
         duel.reset(everywhere(duel), state)
     # A rejected reset changes nothing.
     assert torch.equal(duel.state.ball_pos, before.ball_pos) and torch.equal(duel.state.car_pos, before.car_pos)
@@ -652,3 +658,47 @@ def test_pin_memory_is_a_safe_no_op_on_cpu(pin_memory):
     with RocketSimEngine(2, 1, 1, stepping="serial", pin_memory=pin_memory) as engine:
         state = engine.step(no_controls(engine))
         assert engine._pinned is None and state.car_pos.device.type == "cpu"
+
+
+def test_car_order_decides_head_on_contacts_and_is_followed_by_the_readout(duel):
+    # RocketSim resolves a car-car contact in the order the cars joined the arena. Arena 1 holds the
+    # mirror image of arena 0 with the teams swapped: with the same order (blue first) the meeting
+    # ends differently, with the order swapped too it ends as the exact mirror image.
+    cars = torch.tensor([[276.1, -653.3, 17.0], [342.6, -585.7, 17.0]])
+    vels = torch.tensor([[889.8, 903.6, 0.0], [-502.2, -778.8, 0.0]])
+    rots = torch.tensor([[0.0, 0.7931, 0.0], [0.0, 4.1396, 0.0]])
+    mirror = torch.tensor([-1.0, -1.0, 1.0])
+    mirrored_rots = rots.flip(0).clone()
+    mirrored_rots[:, 1] += math.pi
+    state = ResetState(
+        ball_pos=torch.tensor([FAR_BALL, [-FAR_BALL[0], -FAR_BALL[1], FAR_BALL[2]]]),
+        ball_vel=torch.zeros(2, 3),
+        ball_ang_vel=torch.zeros(2, 3),
+        car_pos=torch.stack([cars, (cars * mirror).flip(0)]),
+        car_vel=torch.stack([vels, (vels * mirror).flip(0)]),
+        car_ang_vel=torch.zeros(2, 2, 3),
+        car_rotation=torch.stack([rots, mirrored_rots]),
+        car_boost=torch.zeros(2, 2),
+    )
+    controls = no_controls(duel)
+    controls[..., THROTTLE] = 1.0
+    gaps = []
+    for blue_first in ([True, True], [True, False]):
+        state.blue_first = torch.tensor(blue_first)
+        s = duel.reset(everywhere(duel), state)
+        # The readout keeps our car order (blue, then orange) whichever joined first.
+        torch.testing.assert_close(s.car_pos, state.car_pos, atol=1.0, rtol=0)
+        assert s.car_team.tolist() == [[0, 1], [0, 1]]
+        for _ in range(8):
+            s = duel.step(controls)
+        gaps.append(float((s.car_vel[0] - (s.car_vel[1] * mirror).flip(0)).norm(dim=-1).max()))
+    assert gaps[0] > 200.0, gaps  # same order: the mirrored meeting ends differently
+    assert gaps[1] < 5.0, gaps  # mirrored order too: the exact mirror image
+
+
+def test_env_draws_the_car_order_evenly_at_resets():
+    from rocketrl.env.batched import BatchedEnv
+
+    with BatchedEnv(num_arenas=4, blue_size=1, orange_size=1, num_workers=1, seed=3) as env:
+        drawn = torch.cat([env._reset_state(64).blue_first for _ in range(8)])
+    assert drawn.dtype == torch.bool and 0.4 < drawn.float().mean() < 0.6

@@ -294,6 +294,9 @@ class TestKickoffSetter:
         b = setter(32, torch.Generator().manual_seed(7))
         c = setter(32, torch.Generator().manual_seed(8))
         for name in vars(a):
+            if getattr(a, name) is None:  # an optional field the setter leaves to the env
+                assert getattr(b, name) is None, name
+                continue
             assert torch.equal(getattr(a, name), getattr(b, name)), name
         assert not torch.equal(a.car_pos, c.car_pos)
 
@@ -352,8 +355,8 @@ def test_euler_to_forward_up_matches_rocketsim():
 def test_random_state_setter_gives_valid_states_inside_the_field():
     reset = RandomStateSetter(3, 3)(256, torch.Generator().manual_seed(0))
     reset.validate(6)
-    for name in vars(reset):
-        assert torch.isfinite(getattr(reset, name)).all(), name
+    for name, value in vars(reset).items():
+        assert value is None or torch.isfinite(value.float()).all(), name
     for pos in (reset.ball_pos, reset.car_pos.reshape(-1, 3)):
         assert (pos[:, 0].abs() < SIDE_WALL_X).all()
         assert (pos[:, 1].abs() < BACK_WALL_Y).all()

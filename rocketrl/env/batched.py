@@ -22,7 +22,7 @@ from rocketrl.env.rewards import RewardConfig, RewardFunction
 from rocketrl.env.setters import make_setter
 from rocketrl.sim.arena import TICK_TIME
 from rocketrl.sim.engines import make_engine
-from rocketrl.sim.state import BatchState
+from rocketrl.sim.state import BatchState, ResetState
 
 
 @dataclass
@@ -241,13 +241,21 @@ class BatchedEnv:
         }
 
     def _reset_arenas(self, mask: torch.Tensor) -> None:
-        self.engine.reset(mask.cpu(), lambda k: self.setter(k, self.generator))
+        self.engine.reset(mask.cpu(), self._reset_state)
         self.done.reset(mask)
         keep = (~mask).view(-1, 1)
         self.prev_controls = self.prev_controls * keep.unsqueeze(-1)
         self.episode_return = self.episode_return * keep
         self.episode_touches = self.episode_touches * keep
         self.episode_goals = self.episode_goals * keep
+
+    def _reset_state(self, k: int) -> ResetState:
+        """K arenas' reset state from the state setter, with the order cars join each arena drawn at
+        random (RocketSim favours one car of a head-on contact by that order; see ResetState)."""
+        state = self.setter(k, self.generator)
+        if state.blue_first is None:
+            state.blue_first = torch.rand(k, generator=self.generator) < 0.5
+        return state
 
     def close(self) -> None:
         self.engine.close()

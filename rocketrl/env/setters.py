@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import fields
 from typing import Protocol
 
 import torch
@@ -120,15 +121,16 @@ class WeightedSetter:
     def __call__(self, k: int, generator: torch.Generator) -> ResetState:
         choice = torch.multinomial(self.probs, k, replacement=True, generator=generator)
         parts = {i: self.setters[i](int((choice == i).sum()), generator) for i in choice.unique().tolist()}
-        out = None
+        merged: dict[str, torch.Tensor | None] = {field.name: None for field in fields(ResetState)}
         for i, part in parts.items():
             rows = torch.nonzero(choice == i).flatten()
-            if out is None:
-                out = ResetState(**{name: _empty_like(value, k) for name, value in vars(part).items()})
             for name, value in vars(part).items():
-                getattr(out, name)[rows] = value
-        assert out is not None
-        return out
+                if value is None:  # an optional field this setter leaves unset
+                    continue
+                if merged[name] is None:
+                    merged[name] = _empty_like(value, k)
+                merged[name][rows] = value  # type: ignore[index]
+        return ResetState(**merged)  # type: ignore[arg-type]
 
 
 def make_setter(name_to_weight: dict[str, float], blue_size: int, orange_size: int) -> StateSetter:
@@ -159,4 +161,7 @@ def _wrap_angle(angle: torch.Tensor) -> torch.Tensor:
 
 
 def _empty_like(value: torch.Tensor, k: int) -> torch.Tensor:
+    """k rows shaped like value's: zeros, or True for flags (ResetState.blue_first's meaning of unset)."""
+    if value.dtype == torch.bool:
+        return torch.ones((k, *value.shape[1:]), dtype=torch.bool)
     return torch.zeros((k, *value.shape[1:]), dtype=value.dtype)

@@ -30,6 +30,8 @@ class LeagueConfig:
     """Games per evaluation match."""
     eval_game_seconds: float = 60.0
     """Game clock of evaluation games, seconds."""
+    eval_deterministic: bool = False
+    """The learner acts greedily (its most likely action) in evaluation games instead of sampling."""
     eval_replays: bool = False
     """Save a replay of every evaluation game in <run>/replays/."""
     replay_top: int = 0

@@ -213,7 +213,11 @@ class League:
             self.add_snapshot(trainer.model, trainer.obs_norm, trainer.config_dict, step)
             news = True
         if self.next_eval is not None and step >= self.next_eval:
-            learner = PolicyActor(trainer.model, trainer.obs_norm if trainer.cfg.ppo.normalize_observations else None)
+            learner = PolicyActor(
+                trainer.model,
+                trainer.obs_norm if trainer.cfg.ppo.normalize_observations else None,
+                deterministic=cfg.eval_deterministic,
+            )
             self.evaluate(learner, trainer.cfg.env, step)
             self.next_eval = (step // cfg.eval_interval + 1) * cfg.eval_interval
             news = True

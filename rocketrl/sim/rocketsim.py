@@ -48,7 +48,6 @@ from rocketrl.sim.rocketsim_block import (
     GC_VEL,
     GYM_BALL_WIDTH,
     RAW_CAR_WIDTH,
-    RESET_BALL_WIDTH,
     RESET_CAR_WIDTH,
     ArenaBlock,
     StateLayout,
@@ -261,10 +260,18 @@ class RocketSimEngine:
             ],
             dim=-1,
         )
+        blue_first = torch.ones(k) if state.blue_first is None else state.blue_first.to("cpu", torch.float32)
         packed = torch.cat(
-            [state.ball_pos, state.ball_vel, state.ball_ang_vel, cars.reshape(k, n * RESET_CAR_WIDTH)], dim=-1
+            [
+                state.ball_pos,
+                state.ball_vel,
+                state.ball_ang_vel,
+                cars.reshape(k, n * RESET_CAR_WIDTH),
+                blue_first.to(state.ball_pos.device).view(k, 1),
+            ],
+            dim=-1,
         )
-        assert packed.shape[1] == RESET_BALL_WIDTH + RESET_CAR_WIDTH * n
+        assert packed.shape[1] == self._layout.reset_width()
         self._reset_np[rows] = packed.detach().to("cpu", torch.float32).numpy()
         self._run_reset("reset", mask_np, None)
         return self._state

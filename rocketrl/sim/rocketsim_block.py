@@ -36,6 +36,7 @@ GB_POS, GB_VEL, GB_ANG_VEL = 0, 7, 10
 CX_HAS_JUMPED, CX_HAS_DOUBLE_JUMPED, CX_HAS_FLIPPED, CX_AIR_TIME_SINCE_JUMP = 36, 37, 38, 39
 RESET_BALL_WIDTH = 9  # pos, vel, ang_vel
 RESET_CAR_WIDTH = 13  # pos, vel, ang_vel, (pitch, yaw, roll), boost
+RESET_ORDER_WIDTH = 1  # 1: blue cars are added to the arena first, 0: orange first (see ArenaBlock._add_cars)
 CONTROL_WIDTH = 8
 
 
@@ -58,6 +59,10 @@ class StateLayout:
         return self.cars + RAW_CAR_WIDTH * self.num_cars
 
     def reset_width(self) -> int:
+        return RESET_BALL_WIDTH + RESET_CAR_WIDTH * self.num_cars + RESET_ORDER_WIDTH
+
+    def reset_order_column(self) -> int:
+        """Column of the reset row that says which team's cars are added first."""
         return RESET_BALL_WIDTH + RESET_CAR_WIDTH * self.num_cars
 
 
@@ -96,13 +101,21 @@ class ArenaBlock:
         self.layout = StateLayout(self.num_cars)
         self.arenas = []
         self.cars: list[list] = []
-        for _ in range(lo, hi):
+        n = hi - lo
+        # RocketSim resolves car-car contacts (bumps, 50/50s) in the order cars were added, which
+        # favours one of two cars meeting head on; which team goes first is drawn at every reset.
+        # gym_row[k, c]: row of our car c in arena k's gym state (rows follow the order of adding);
+        # car_of_slot[k, i]: our index of the i-th car added (its id minus the first id).
+        self.gym_row = np.zeros((n, self.num_cars), dtype=np.intp)
+        self.car_of_slot = np.zeros((n, self.num_cars), dtype=np.float32)
+        self.first_car_id = np.zeros(n, dtype=np.float32)
+        for k in range(n):
             arena = RocketSim.Arena(RocketSim.GameMode.SOCCAR)
             self.arenas.append(arena)
-            self.cars.append(self._add_cars(arena))
+            self.cars.append([])
+            self._add_cars(k, blue_first=True)
         self.car_controls = [[RocketSim.CarControls() for _ in cars] for cars in self.cars]
         self.pads = [arena.get_boost_pads() for arena in self.arenas]
-        self.first_car_id = np.array([cars[0].id for cars in self.cars], dtype=np.float32)
         self.state = state[lo:hi]
         self.raw_cars = self.state[:, self.layout.cars :].reshape(hi - lo, self.num_cars, RAW_CAR_WIDTH)
         self.controls = controls[lo:hi]
@@ -118,20 +131,28 @@ class ArenaBlock:
             arena.reset_kickoff(seed + lo + k)
         self.read_reset(np.arange(n))
 
-    def _add_cars(self, arena: object) -> list:
-        """Add blue_size blue cars, then orange_size orange cars (so car ids follow our car order)."""
-        rs = self._rs
-        cars = [arena.add_car(rs.Team.BLUE) for _ in range(self.blue_size)]
-        return cars + [arena.add_car(rs.Team.ORANGE) for _ in range(self.orange_size)]
+    def _add_cars(self, k: int, blue_first: bool) -> None:
+        """Add arena k's cars, blue ones first or orange ones first; self.cars[k] keeps our car order
+        (blue cars, then orange cars) either way, and the id and gym-row maps follow."""
+        rs, arena = self._rs, self.arenas[k]
+        blue = list(range(self.blue_size))
+        orange = list(range(self.blue_size, self.num_cars))
+        order = blue + orange if blue_first else orange + blue
+        cars: list = [None] * self.num_cars
+        for slot, c in enumerate(order):
+            cars[c] = arena.add_car(rs.Team.BLUE if c < self.blue_size else rs.Team.ORANGE)
+            self.gym_row[k, c] = 3 + slot
+            self.car_of_slot[k, slot] = c
+        self.cars[k] = cars
+        self.first_car_id[k] = cars[order[0]].id
 
-    def _respawn_cars(self, k: int) -> None:
+    def _respawn_cars(self, k: int, blue_first: bool) -> None:
         """Replace arena k's cars by new ones: RocketSim keeps physics state (wheels, suspension)
         that CarState does not cover, so a reset with the old cars would depend on their history."""
         arena = self.arenas[k]
         for car in self.cars[k]:
             arena.remove_car(car)
-        self.cars[k] = self._add_cars(arena)
-        self.first_car_id[k] = self.cars[k][0].id
+        self._add_cars(k, blue_first)
 
     # ------------------------------------------------------------------------------------ step
     def step(self, ticks: int, use_multi_step: bool = False) -> None:
@@ -183,12 +204,12 @@ class ArenaBlock:
         flag_rows: list[tuple[int, int, bool, bool, bool, float]] = []
         for k in ks:
             gym = self.arenas[k].get_gym_state()
-            row, cars_raw, held = state[k], raw_cars[k], jump_held[k]
+            row, cars_raw, held, gym_row = state[k], raw_cars[k], jump_held[k], self.gym_row[k]
             row[0:4] = gym[0]
             row[pads:pads_end] = gym[1][0]
             row[ball:ball_end] = gym[2][0]
             for c, car in enumerate(self.cars[k]):
-                car_row = gym[3 + c][0]
+                car_row = gym[gym_row[c]][0]
                 cars_raw[c, :GYM_CAR_WIDTH] = car_row
                 # RocketSim clears every jump flag of a car on the ground that is not jumping; only
                 # other cars need Car.get_state() (the flags are not in the gym state).
@@ -230,7 +251,9 @@ class ArenaBlock:
             counting = np.maximum(timers - dt, 0.0)
             timers = np.where(active, 0.0, np.where(taken, _PAD_COOLDOWN, counting))
             touched = hit.max(axis=1) > 0.5
-            self.last_touch[ks] = np.where(touched, state[:, 1] - self.first_car_id[ks], self.last_touch[ks])
+            slot = np.clip(state[:, 1] - self.first_car_id[ks], 0, n - 1).astype(np.intp)
+            toucher = self.car_of_slot[ks, slot]
+            self.last_touch[ks] = np.where(touched, toucher, self.last_touch[ks])
         events[:, 1] = self.last_touch[ks]
         self.state[ks, lay.events : lay.cars] = events
         self.state[ks, lay.pad_timers : lay.pad_timers + NUM_BOOST_PADS] = timers
@@ -248,11 +271,12 @@ class ArenaBlock:
         if ks.size == 0:
             return
         rows = self.reset_rows[ks].astype(np.float64).tolist()
+        order_column = self.layout.reset_order_column()
         for k, r in zip(ks.tolist(), rows):
             ball = rs.BallState()
             ball.pos, ball.vel, ball.ang_vel = rs.Vec(*r[0:3]), rs.Vec(*r[3:6]), rs.Vec(*r[6:9])
             self.arenas[k].ball.set_state(ball)
-            self._respawn_cars(k)
+            self._respawn_cars(k, blue_first=r[order_column] > 0.5)
             for c, car in enumerate(self.cars[k]):
                 o = RESET_BALL_WIDTH + RESET_CAR_WIDTH * c
                 cs = rs.CarState()

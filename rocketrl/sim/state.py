@@ -125,6 +125,10 @@ class ResetState:
     """(K, C, 3) pitch, yaw, roll in radians."""
     car_boost: torch.Tensor
     """(K, C) in [0, 100]."""
+    blue_first: torch.Tensor | None = None
+    """(K,) bool: add the blue cars to the arena before the orange ones. RocketSim resolves car-car
+    contacts in the order cars were added, which favours one car in a head-on meeting, so BatchedEnv
+    draws this at random for every reset. None: blue first. Engines without that bias ignore it."""
 
     @property
     def num_arenas(self) -> int:
@@ -151,6 +155,8 @@ class ResetState:
                 raise ValueError(f"ResetState.{name} holds NaN or inf; every value must be finite")
         if ((self.car_boost < 0) | (self.car_boost > 100)).any():
             raise ValueError("ResetState.car_boost must lie in [0, 100]")
+        if self.blue_first is not None and tuple(self.blue_first.shape) != (k,):
+            raise ValueError(f"ResetState.blue_first has shape {tuple(self.blue_first.shape)}, expected ({k},)")
 
 
 def euler_to_forward_up(rotation: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
