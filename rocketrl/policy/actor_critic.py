@@ -125,10 +125,12 @@ class ActorCritic(nn.Module):
         state: RecurrentState = None,
         episode_start: torch.Tensor | None = None,
         deterministic: bool = False,
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, RecurrentState]:
+        with_value: bool = True,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, RecurrentState]:
         """Sample actions for obs [B, O]: (action [B] or [B, A], log-prob [B], value [B], next state).
 
         episode_start [B] bool zeroes the recurrent state of agents whose episode just began.
+        with_value=False skips the critic and returns None for the value (for callers that batch it).
         """
         if episode_start is not None:
             state = reset_state(state, episode_start)
@@ -141,7 +143,7 @@ class ActorCritic(nn.Module):
         logprob = dist.log_prob(action)
         if not self.discrete:
             logprob = logprob.sum(-1)
-        value = self.critic(features).squeeze(-1).float()
+        value = self.critic(features).squeeze(-1).float() if with_value else None
         return action, logprob, value, state
 
     def value(self, obs: torch.Tensor, state: RecurrentState = None) -> torch.Tensor:

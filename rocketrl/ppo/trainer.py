@@ -368,6 +368,10 @@ class Trainer:
         p, s, n = self.cfg.ppo, self.storage, self.env.num_cars
         plan = self.plan
         model, dtype = self._acting_model()
+        # A feed-forward critic needs no step-by-step state: its values are computed after the
+        # rollout in a few large batches (the stored observations are the ones acted on), which
+        # is cheaper than one small forward per step. A recurrent critic runs with the actor.
+        batch_values = model.lstm is None
         for t in range(p.rollout_steps):
             t0 = time.perf_counter()
             with torch.no_grad():
@@ -379,14 +383,16 @@ class Trainer:
                 state = reset_state(state, episode_start)
                 s.store_state(t, state)
                 with self._autocast():
-                    action, logprob, value, state = model.act(norm_obs.to(dtype), state)
+                    action, logprob, value, state = model.act(norm_obs.to(dtype), state, with_value=not batch_values)
             t1 = time.perf_counter()
             copied = getattr(self.env.engine, "copy_seconds", 0.0)
             result = self._step(action)
             t2 = time.perf_counter()
             copy = getattr(self.env.engine, "copy_seconds", 0.0) - copied
             if self.cfg.run.debug:
-                self._check_finite(t, norm_obs=norm_obs, reward=result.reward, value=value, logprob=logprob)
+                self._check_finite(t, norm_obs=norm_obs, reward=result.reward, logprob=logprob)
+                if value is not None:
+                    self._check_finite(t, value=value)
             if plan is None:
                 reward = result.reward.reshape(-1)
                 terminated = result.terminated.repeat_interleave(n)
@@ -399,7 +405,8 @@ class Trainer:
             s.obs[t] = norm_obs
             s.actions[t] = action
             s.logprobs[t] = logprob
-            s.values[t] = value
+            if value is not None:
+                s.values[t] = value
             s.episode_start[t] = episode_start
             s.rewards[t] = self.return_scaler.update_and_scale(reward, ended) if p.scale_rewards else reward
             s.terminated[t] = terminated
@@ -421,10 +428,14 @@ class Trainer:
             timings["inference"] += t1 - t0
             timings["env"] += t2 - t1 - copy
             timings["copy"] += copy
+        t0 = time.perf_counter()
         with torch.no_grad():
             last = self.obs_norm.normalize(obs) if p.normalize_observations else obs
             with self._autocast():
+                if batch_values:
+                    self._batched_values(model, dtype)
                 last_value = model.value(last.to(dtype), reset_state(state, episode_start))
+        timings["inference"] += time.perf_counter() - t0
         # next_values[t] = V(s_{t+1}) inside an episode; set above for truncations; 0 after termination.
         following = torch.cat([s.values[1:], last_value.unsqueeze(0)])
         s.next_values.copy_(torch.where(s.episode_end, s.next_values, following))
@@ -432,6 +443,16 @@ class Trainer:
             s.rewards, s.values, s.next_values, s.terminated, s.episode_end, p.gamma, p.gae_lambda
         )
         return obs, state, episode_start
+
+    def _batched_values(self, model: ActorCritic, dtype: torch.dtype, chunk: int = 16_384) -> None:
+        """Fill storage values [T, B] with the critic's values of the stored observations, `chunk` rows
+        per forward (under the caller's no_grad and autocast)."""
+        s = self.storage
+        obs, values = s.obs.view(-1, s.obs.shape[-1]), s.values.view(-1)
+        for lo in range(0, obs.shape[0], chunk):
+            values[lo : lo + chunk] = model.value(obs[lo : lo + chunk].to(dtype))
+        if self.cfg.run.debug:
+            self._check_finite(self.cfg.ppo.rollout_steps - 1, value=values)
 
     def _learner_mean(self, episodes: dict[str, torch.Tensor], key: str) -> torch.Tensor:
         """(K,) mean of a per-car episode statistic (K, C) over the cars the learner drove."""
