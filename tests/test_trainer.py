@@ -181,6 +181,22 @@ def test_without_bf16_rollouts_act_on_the_model_itself(tmp_path):
         trainer.close()
 
 
+def test_rollout_values_are_the_critic_values_of_the_stored_observations(tmp_path):
+    # Feed-forward critics run after the rollout in batches; the values must equal a per-step forward.
+    trainer = Trainer(small_config(tmp_path, "values"))
+    try:
+        obs, state, start = trainer._restart_episodes()
+        timings = {"env": 0.0, "copy": 0.0, "inference": 0.0, "learn": 0.0}
+        trainer._collect(obs, state, start, timings)
+        s = trainer.storage
+        with torch.no_grad():
+            expected = torch.stack([trainer.model.value(s.obs[t]) for t in range(s.obs.shape[0])])
+        torch.testing.assert_close(s.values, expected, rtol=1e-5, atol=1e-5)
+        assert s.values.abs().sum() > 0 and timings["inference"] > 0
+    finally:
+        trainer.close()
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="fp16 on an automatically chosen CPU device only")
 def test_fp16_on_an_automatic_cpu_device_warns_and_trains_in_fp32(tmp_path):
     cfg = small_config(tmp_path, "fp16", "--speed.amp", "fp16", "--run.device", "auto")

@@ -369,8 +369,9 @@ class Trainer:
         plan = self.plan
         model, dtype = self._acting_model()
         # A feed-forward critic needs no step-by-step state: its values are computed after the
-        # rollout in a few large batches (the stored observations are the ones acted on), which
-        # is cheaper than one small forward per step. A recurrent critic runs with the actor.
+        # rollout in batches of 4096 (the stored observations are the ones acted on), which
+        # is cheaper than one small forward per step (1v1 at 200 arenas, one thread: 0.35 s against
+        # 0.49 s per 50,000 values in bf16, 1.0 s against 1.37 s in fp32). A recurrent critic runs with the actor.
         batch_values = model.lstm is None
         for t in range(p.rollout_steps):
             t0 = time.perf_counter()
@@ -444,7 +445,7 @@ class Trainer:
         )
         return obs, state, episode_start
 
-    def _batched_values(self, model: ActorCritic, dtype: torch.dtype, chunk: int = 16_384) -> None:
+    def _batched_values(self, model: ActorCritic, dtype: torch.dtype, chunk: int = 4096) -> None:
         """Fill storage values [T, B] with the critic's values of the stored observations, `chunk` rows
         per forward (under the caller's no_grad and autocast)."""
         s = self.storage
