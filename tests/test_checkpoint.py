@@ -15,6 +15,7 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 
+import rocketrl.infra.atomic_file as atomic_file
 import rocketrl.infra.checkpoint as checkpoint_module
 from rocketrl.infra.checkpoint import (
     FORMAT,
@@ -171,7 +172,7 @@ def test_failed_save_keeps_previous_checkpoint(tmp_path: Path, monkeypatch: pyte
     def broken_replace(src: Any, dst: Any) -> None:
         raise OSError("simulated crash during rename")
 
-    monkeypatch.setattr(checkpoint_module.os, "replace", broken_replace)
+    monkeypatch.setattr(atomic_file.os, "replace", broken_replace)
     with pytest.raises(OSError, match="simulated crash"):
         save_checkpoint(path, {"w": torch.zeros(3)}, {"version": "new"})
     monkeypatch.undo()
@@ -299,3 +300,22 @@ def test_no_pickle_in_checkpoint_module() -> None:
     source = Path(checkpoint_module.__file__).read_text()
     assert "pickle" not in source
     assert "torch.load" not in source
+
+
+def test_failed_json_and_replay_writes_keep_the_previous_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rocketrl.infra.atomic_json import write_json_atomic
+
+    path = tmp_path / "league.json"
+    write_json_atomic(path, {"version": "old"})
+
+    def broken_replace(src: Any, dst: Any) -> None:
+        raise OSError("simulated crash during rename")
+
+    monkeypatch.setattr(atomic_file.os, "replace", broken_replace)
+    with pytest.raises(OSError, match="simulated crash"):
+        write_json_atomic(path, {"version": "new"})
+    monkeypatch.undo()
+    with pytest.raises(TypeError):  # not JSON: fails before the disk is touched
+        write_json_atomic(path, {"version": object()})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["league.json"]
+    assert json.loads(path.read_text()) == {"version": "old"}

@@ -18,9 +18,7 @@ import errno
 import hashlib
 import json
 import math
-import os
 import re
-import secrets
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +28,7 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file
 
+from rocketrl.infra.atomic_file import TEMPORARY_SUFFIX, fsync_dir, write_atomic
 from rocketrl.infra.rng import rng_state, set_rng_state
 from rocketrl.infra.state_tree import (
     ARRAY_TAG,
@@ -60,7 +59,6 @@ FORMAT_VERSION = 1
 METADATA_KEY = "rocketrl"
 
 # Structure markers: a JSON object with exactly one of these keys is a marker, never user data.
-_TMP_SUFFIX = ".tmp"
 
 
 class CheckpointError(ValueError):
@@ -119,20 +117,6 @@ def _prepare_tensors(path: Path, tensors: dict[str, torch.Tensor]) -> dict[str, 
     return prepared
 
 
-def _fsync_dir(directory: Path) -> None:
-    """Make a rename or unlink in ``directory`` durable (best effort where directories cannot be opened)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def save_checkpoint(path: str | Path, state: Any, meta: dict | None = None) -> Path:
     """Atomically write ``state`` (any nested structure, see :func:`flatten_state`) and JSON ``meta`` to ``path``.
 
@@ -157,24 +141,7 @@ def save_checkpoint(path: str | Path, state: Any, meta: dict | None = None) -> P
     }
     header = {METADATA_KEY: json.dumps(payload, allow_nan=False, separators=(",", ":"))}
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{_TMP_SUFFIX}")
-    try:
-        save_file(tensors, tmp, metadata=header)
-        fd = os.open(tmp, os.O_RDWR)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except FileNotFoundError:
-            pass
-        raise
-    _fsync_dir(path.parent)
-    return path
+    return write_atomic(path, lambda tmp: save_file(tensors, tmp, metadata=header))
 
 
 def _read_payload(path: Path, handle: Any) -> dict:
@@ -410,13 +377,13 @@ class CheckpointManager:
                     continue
                 removed = True
         if removed:
-            _fsync_dir(self.directory)
+            fsync_dir(self.directory)
 
     def _remove_temporaries(self) -> None:
         """Delete temporary files a crashed save left behind (``.<name>.safetensors.<pid>.<token>.tmp``)."""
         for path in self.directory.iterdir():
             name = path.name
-            if name.startswith(".") and name.endswith(_TMP_SUFFIX) and ".safetensors." in name:
+            if name.startswith(".") and name.endswith(TEMPORARY_SUFFIX) and ".safetensors." in name:
                 try:
                     path.unlink()
                 except (FileNotFoundError, IsADirectoryError, PermissionError):

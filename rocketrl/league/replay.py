@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,6 +57,7 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file
 
+from rocketrl.infra.atomic_file import write_atomic
 from rocketrl.sim.arena import BLUE_TEAM, ORANGE_TEAM, TICK_RATE
 from rocketrl.sim.state import BatchState
 
@@ -291,25 +291,14 @@ class ReplayRecorder:
         return meta
 
     def save(self, path: str | os.PathLike[str], **meta: Any) -> Path:
-        """Write the replay atomically (a temporary file in the same folder, then os.replace).
+        """Write the replay atomically (`infra.atomic_file.write_atomic`).
 
         meta: blue_policy, orange_policy, episode_return, seed and any further JSON-able keys.
         Returns the path written.
         """
-        path = Path(path)
         text = json.dumps(self.metadata(**meta))
         tensors = {name: t.contiguous() for name, t in self.tensors().items()}
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        os.close(fd)
-        try:
-            save_file(tensors, tmp, metadata={METADATA_KEY: text})
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        return path
+        return write_atomic(path, lambda tmp: save_file(tensors, tmp, metadata={METADATA_KEY: text}))
 
 
 def load_replay(path: str | os.PathLike[str]) -> Replay:
