@@ -391,9 +391,8 @@ class Trainer:
             t2 = time.perf_counter()
             copy = getattr(self.env.engine, "copy_seconds", 0.0) - copied
             if self.cfg.run.debug:
-                self._check_finite(t, norm_obs=norm_obs, reward=result.reward, logprob=logprob)
-                if value is not None:
-                    self._check_finite(t, value=value)
+                checked = {"norm_obs": norm_obs, "reward": result.reward, "logprob": logprob}
+                self._check_finite(f"at rollout step {t}", **checked, **({} if value is None else {"value": value}))
             if plan is None:
                 reward = result.reward.reshape(-1)
                 terminated = result.terminated.repeat_interleave(n)
@@ -453,7 +452,7 @@ class Trainer:
         for lo in range(0, obs.shape[0], chunk):
             values[lo : lo + chunk] = model.value(obs[lo : lo + chunk].to(dtype))
         if self.cfg.run.debug:
-            self._check_finite(self.cfg.ppo.rollout_steps - 1, value=values)
+            self._check_finite("in the critic values computed after the rollout", value=values)
 
     def _learner_mean(self, episodes: dict[str, torch.Tensor], key: str) -> torch.Tensor:
         """(K,) mean of a per-car episode statistic (K, C) over the cars the learner drove."""
@@ -473,11 +472,11 @@ class Trainer:
         self.recent_touch_rates.extend((self._learner_mean(episodes, "touches") / minutes).tolist())
 
     @staticmethod
-    def _check_finite(step: int, **tensors: torch.Tensor) -> None:
-        """--debug: stop at the first NaN or inf, naming the tensor and the rollout step."""
+    def _check_finite(where: str, **tensors: torch.Tensor) -> None:
+        """--debug: stop at the first NaN or inf, naming the tensor and where it was computed."""
         for name, tensor in tensors.items():
             if not torch.isfinite(tensor).all():
-                raise FloatingPointError(f"debug check: {name} holds NaN or inf at rollout step {step}")
+                raise FloatingPointError(f"debug check: {name} holds NaN or inf {where}")
 
     def _update(self) -> UpdateStats:
         """The PPO update of the rollout in storage, at the scheduled learning rate."""

@@ -260,14 +260,15 @@ class RocketSimEngine:
             ],
             dim=-1,
         )
-        blue_first = torch.ones(k) if state.blue_first is None else state.blue_first.to("cpu", torch.float32)
+        device = state.ball_pos.device
+        blue_first = torch.ones(k, device=device) if state.blue_first is None else state.blue_first.to(device).float()
         packed = torch.cat(
             [
                 state.ball_pos,
                 state.ball_vel,
                 state.ball_ang_vel,
                 cars.reshape(k, n * RESET_CAR_WIDTH),
-                blue_first.to(state.ball_pos.device).view(k, 1),
+                blue_first.view(k, 1),
             ],
             dim=-1,
         )
