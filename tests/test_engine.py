@@ -702,3 +702,44 @@ def test_env_draws_the_car_order_evenly_at_resets():
     with BatchedEnv(num_arenas=4, blue_size=1, orange_size=1, num_workers=1, seed=3) as env:
         drawn = torch.cat([env._reset_state(64).blue_first for _ in range(8)])
     assert drawn.dtype == torch.bool and 0.4 < drawn.float().mean() < 0.6
+
+
+def test_block_readout_and_controls_match_rocketsim_objects_in_either_car_order(monkeypatch):
+    import numpy as np
+
+    from rocketrl.sim import rocketsim_block
+    from rocketrl.sim.rocketsim_block import CX_HAS_JUMPED, GYM_CAR_WIDTH, ArenaBlock, StateLayout
+
+    monkeypatch.setattr(rocketsim_block, "CONTROLS_CACHE_SIZE", 3)  # most rows miss the cache
+    blue, orange, n = 2, 1, 4
+    layout = StateLayout(blue + orange)
+    state = np.zeros((n, layout.width), np.float32)
+    controls = np.zeros((n, blue + orange, 8), np.float32)
+    reset_rows = np.zeros((n, layout.reset_width()), np.float32)
+    block = ArenaBlock(0, n, blue, orange, 0, state, controls, reset_rows)
+    for k in (1, 3):  # orange joins these arenas first
+        block._respawn_cars(k, blue_first=False)
+    for k, rs_arena in enumerate(block.arenas):
+        rs_arena.reset_kickoff(k)
+    rng = np.random.default_rng(0)
+    for _ in range(12):
+        controls[:] = rng.uniform(-1.0, 1.0, controls.shape)
+        block.step(8)
+        for k, rs_arena in enumerate(block.arenas):
+            gym = rs_arena.get_gym_state()
+            np.testing.assert_array_equal(state[k, 0:4], gym[0])
+            np.testing.assert_array_equal(state[k, layout.ball : layout.ball + 25], gym[2][0])
+            for c, car in enumerate(block.cars[k]):
+                row = block.raw_cars[k, c]
+                assert row[1] == (0 if c < blue else 1)  # the gym row's team column: our car order holds
+                np.testing.assert_array_equal(row[:GYM_CAR_WIDTH], gym[block.gym_row[k, c]][0])
+                s = car.get_state()
+                if not s.is_on_ground or controls[k, c, 5] > 0.5:
+                    flags = [s.has_jumped, s.has_double_jumped, s.has_flipped, s.air_time_since_jump]
+                    np.testing.assert_allclose(row[CX_HAS_JUMPED:], flags, rtol=0, atol=1e-6)
+                applied = car.get_controls()
+                want = controls[k, c]
+                got = [applied.throttle, applied.steer, applied.pitch, applied.yaw, applied.roll]
+                np.testing.assert_allclose(got, want[:5], rtol=0, atol=1e-6)
+                assert (applied.jump, applied.boost, applied.handbrake) == tuple(bool(v > 0.5) for v in want[5:])
+    assert len(block._controls_cache) == 3

@@ -270,3 +270,21 @@ def test_top_return_episodes_and_evaluation_games_are_saved_as_replays(tmp_path:
     assert [g.name for g in games] == ["game_0000.safetensors", "game_0001.safetensors"]
     assert load_replay(games[1]).meta["blue_policy"] == "y"  # game 1: A plays orange
     assert load_replay(games[0]).num_steps == 30
+
+
+@pytest.mark.parametrize("deterministic", [True, False])
+def test_league_evaluation_plays_the_learner_as_configured(tmp_path: Path, monkeypatch, deterministic: bool) -> None:
+    seen: list[bool] = []
+    monkeypatch.setattr(League, "evaluate", lambda self, learner, env_config, step: seen.append(learner.deterministic))
+    overrides = [
+        "--env.num-arenas", "2", "--env.stepping", "serial", "--ppo.rollout-steps", "32", "--ppo.minibatches", "1",
+        "--ppo.epochs", "1", "--model.actor-hidden", "[16]", "--model.critic-hidden", "[16]",
+        "--run.timesteps", "256", "--run.checkpoint-interval", "10000", "--run.logdir", str(tmp_path),
+        "--league.eval-interval", "128", "--league.eval-deterministic", str(deterministic).lower(),
+    ]  # fmt: skip
+    trainer = Trainer(load_config(None, overrides))
+    try:
+        trainer.learn()
+    finally:
+        trainer.close()
+    assert seen and all(d is deterministic for d in seen)
