@@ -159,7 +159,14 @@ def main() -> None:
             num_arenas=min(args.games, 50),
             seed=args.seed + 1,
         )
-        result = play_match(learner, RulePolicy(seed=args.seed), match, "learner", "rule_policy", device=trainer.device)
+        result = play_match(
+            learner,
+            RulePolicy(seed=args.seed, compiled=trainer.cfg.speed.compile_rule),
+            match,
+            "learner",
+            "rule_policy",
+            device=trainer.device,
+        )
     finally:
         trainer.close()
     rate, low, high = result.win_rate_interval()

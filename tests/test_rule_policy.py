@@ -6,6 +6,7 @@ gives the same result); targeting tests use hand-made observations in the blue-s
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from rocketrl.env.batched import BatchedEnv
@@ -220,3 +221,34 @@ def test_only_the_teammate_closest_to_the_ball_attacks() -> None:
     pair = [(-2048.0, -2560.0, 17.0), (2048.0, -2560.0, 17.0)]
     modes = [choose_target(make_obs(ball=ball, car=pair[i], mates=[pair[1 - i]]))[1].item() for i in range(2)]
     assert sorted(modes) == [ATTACK, SUPPORT]
+
+
+def test_compiled_rules_give_the_eager_controls() -> None:
+    config = EnvConfig(num_arenas=16, stepping="serial", num_workers=1, state_setter={"random": 1.0}, seed=5)
+    eager, compiled = RulePolicy(), RulePolicy(compiled=True)
+    with BatchedEnv(config) as env:
+        obs = env.reset()
+        for _ in range(15):
+            flat = obs.reshape(-1, 180)
+            want, _ = eager.act(flat, None)
+            got, _ = compiled.act(flat, None)
+            # Fused kernels round differently in the last bits; every decision (jump, boost, handbrake) agrees.
+            torch.testing.assert_close(got, want, rtol=0, atol=1e-4)
+            assert torch.equal(got[:, 5:], want[:, 5:])
+            obs = env.step_controls(want.view(obs.shape[0], obs.shape[1], 8)).obs
+    assert compiled.compiled and compiled._compiled_controls is not None
+
+
+def test_a_rule_compile_failure_warns_and_stays_eager(monkeypatch) -> None:
+    def broken(fn, *args, **kwargs):
+        def fail(*a, **k):
+            raise RuntimeError("no compiler here")
+
+        return fail
+
+    monkeypatch.setattr(torch, "compile", broken)
+    policy = RulePolicy(compiled=True)
+    obs = torch.zeros(4, 180)
+    with pytest.warns(UserWarning, match="RulePolicy: torch.compile failed"):
+        controls, _ = policy.act(obs, None)
+    assert torch.equal(controls, RulePolicy().act(obs, None)[0]) and not policy.compiled

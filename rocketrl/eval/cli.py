@@ -42,6 +42,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--deterministic", action="store_true", help="checkpoints act greedily instead of sampling")
     p.add_argument("--device", default="cpu", help="device of the networks (cpu or cuda)")
+    p.add_argument(
+        "--compile-rule", action="store_true", help="torch.compile RulePolicy: ~10x faster per step, ~30 s to compile"
+    )
     p.add_argument("--league", default=None, help="ratings file to update (default: <run>/league.json)")
     p.add_argument("--no-ratings", action="store_true", help="do not read or update any ratings file")
     p.add_argument("--replays", default=None, metavar="DIR", help="save every game as a replay in DIR")
@@ -102,7 +105,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.device == "cpu":
         torch.set_num_threads(1)  # small batched ops: one thread is fastest and never stalls on busy cores
     policies = {
-        spec: load_policy(spec, device=args.device, seed=args.seed, deterministic=args.deterministic) for spec in specs
+        spec: load_policy(
+            spec, device=args.device, seed=args.seed, deterministic=args.deterministic, compile_rule=args.compile_rule
+        )
+        for spec in specs
     }
     names = {spec: policy_name(spec) for spec in specs}
     ratings_path = _ratings_path(args, specs)

@@ -40,8 +40,12 @@ LEARNER = "learner"
 class League:
     """Opponent pool, matchmaking, ratings, evaluation and curriculum of one training run."""
 
-    def __init__(self, config: LeagueConfig, run_dir: Path, device: torch.device, seed: int = 0) -> None:
+    def __init__(
+        self, config: LeagueConfig, run_dir: Path, device: torch.device, seed: int = 0, compile_rule: bool = False
+    ) -> None:
+        """compile_rule: run the RulePolicy opponent through torch.compile (speed.compile_rule)."""
         self.config = config
+        self.compile_rule = compile_rule
         self.run_dir = Path(run_dir)
         self.device = device
         self.seed = seed
@@ -100,7 +104,7 @@ class League:
         if self._rule is None:
             from rocketrl.policy.rule import RulePolicy
 
-            self._rule = RulePolicy(seed=self.seed)
+            self._rule = RulePolicy(seed=self.seed, compiled=self.compile_rule)
         return self._rule
 
     def snapshot_policy(self, name: str) -> Policy:

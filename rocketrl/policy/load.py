@@ -66,12 +66,19 @@ def policy_from_checkpoint(path: str | Path, device: str | torch.device = "cpu",
     return PolicyActor(model, normalizer, deterministic=deterministic)
 
 
-def load_policy(spec: str, device: str | torch.device = "cpu", seed: int = 0, deterministic: bool = False) -> Policy:
-    """'rule_policy' (also 'rule'), 'random', or a checkpoint path -> a Policy."""
+def load_policy(
+    spec: str,
+    device: str | torch.device = "cpu",
+    seed: int = 0,
+    deterministic: bool = False,
+    compile_rule: bool = False,
+) -> Policy:
+    """'rule_policy' (also 'rule'), 'random', or a checkpoint path -> a Policy. compile_rule: a RulePolicy
+    runs through torch.compile."""
     if spec in (RULE_POLICY, "rule"):
         from rocketrl.policy.rule import RulePolicy
 
-        return RulePolicy(seed=seed)
+        return RulePolicy(seed=seed, compiled=compile_rule)
     if spec == RANDOM_POLICY:
         from rocketrl.policy.random_policy import RandomPolicy
 

@@ -25,6 +25,8 @@ Behaviour, per agent:
 
 from __future__ import annotations
 
+import warnings
+
 import torch
 
 from rocketrl.policy.base import PolicyState
@@ -173,9 +175,14 @@ class RulePolicy:
 
     action_kind = "controls"
 
-    def __init__(self, seed: int = 0) -> None:
-        """seed: accepted like any policy's; the rules involve no randomness, so it changes nothing."""
+    def __init__(self, seed: int = 0, compiled: bool = False) -> None:
+        """seed: accepted like any policy's; the rules involve no randomness, so it changes nothing.
+        compiled: run the rules through torch.compile (about 10x faster on a CPU, where the ~1,500 small
+        ops of one call cost more than their arithmetic; the first call compiles for about 30 s). On a
+        compile failure it warns once and stays eager."""
         self.seed = seed
+        self.compiled = compiled
+        self._compiled_controls = None
 
     def initial_state(self, batch: int, device: torch.device | str) -> PolicyState:
         return None
@@ -185,74 +192,87 @@ class RulePolicy:
         """obs [N, 180] -> controls [N, 8]: throttle, steer, pitch, yaw, roll in [-1, 1]; jump, boost,
         handbrake in {0, 1}."""
         obs = obs.float()
-        target, mode = choose_target(obs)
-        ball = obs[:, 0:3] * SCALE
-        car, vel = obs[:, 51:54] * SCALE, obs[:, 54:57] * SCALE
-        ang_vel = obs[:, 57:60] * 5.5
-        forward, up = obs[:, 60:63], obs[:, 63:66]
-        on_ground, has_flip = obs[:, 67] > 0.5, obs[:, 69] > 0.5
-        prev_jump = obs[:, 14] > 0.5
-        ball_local, rel_vel = obs[:, 71:74] * SCALE, obs[:, 74:77] * SCALE
-        left = torch.cross(up, forward, dim=-1)
-        speed = (vel * forward).sum(-1)
-        closing = -rel_vel[:, 0]
+        if self.compiled:
+            try:
+                if self._compiled_controls is None:
+                    self._compiled_controls = torch.compile(rule_controls)
+                return self._compiled_controls(obs), None
+            except Exception as error:  # any backend failure: the eager rules compute the same controls
+                warnings.warn(f"RulePolicy: torch.compile failed ({error!r}); using eager mode", stacklevel=2)
+                self.compiled = False
+        return rule_controls(obs), None
 
-        # Lined-up ball close in front: drive straight at it instead of the offset point.
-        to_goal = _unit(torch.stack([-ball[:, 0], _OPP_GOAL_Y - ball[:, 1]], dim=-1))
-        approach = _unit(ball[:, :2] - car[:, :2])
-        lined = (approach * to_goal).sum(-1) > 0.5
-        ball_angle = torch.atan2(ball_local[:, 1], ball_local[:, 0])
-        straight = (mode == ATTACK) & lined & (ball_local[:, 0] > 0) & (ball_local[:, 0] < 900.0)
-        straight &= ball_angle.abs() < 0.35
-        local = to_car_frame(target - car, forward, up)
-        angle = torch.where(straight, ball_angle, torch.atan2(local[:, 1], local[:, 0]))
-        dist = torch.where(straight, ball_local[:, :2].norm(dim=-1), local[:, :2].norm(dim=-1))
 
-        # Steering: proportional, damped by the yaw rate to keep it from oscillating.
-        yaw_rate = (ang_vel * up).sum(-1)
-        steer = (3.0 * angle - 0.25 * yaw_rate).clamp(-1.0, 1.0)
-        handbrake = on_ground & (angle.abs() > 1.4) & (speed > 300.0)
+def rule_controls(obs: torch.Tensor) -> torch.Tensor:
+    """The rules as one pure function: obs [N, 180] float32 -> controls [N, 8] float32."""
+    target, mode = choose_target(obs)
+    ball = obs[:, 0:3] * SCALE
+    car, vel = obs[:, 51:54] * SCALE, obs[:, 54:57] * SCALE
+    ang_vel = obs[:, 57:60] * 5.5
+    forward, up = obs[:, 60:63], obs[:, 63:66]
+    on_ground, has_flip = obs[:, 67] > 0.5, obs[:, 69] > 0.5
+    prev_jump = obs[:, 14] > 0.5
+    ball_local, rel_vel = obs[:, 71:74] * SCALE, obs[:, 74:77] * SCALE
+    left = torch.cross(up, forward, dim=-1)
+    speed = (vel * forward).sum(-1)
+    closing = -rel_vel[:, 0]
 
-        # Waiting at a defensive spot: slow down and face the ball.
-        parked = (mode != ATTACK) & (mode != BOOST) & (dist < 500.0)
-        steer = torch.where(parked, (3.0 * ball_angle).clamp(-1.0, 1.0), steer)
-        # A target inside the turning circle at this speed cannot be reached: brake to tighten the turn.
-        radius = 120.0 + 0.15 * speed.abs() + 1.4e-4 * speed * speed
-        side = torch.where(straight, ball_local[:, 1], local[:, 1]).abs()
-        ahead = torch.where(straight, ball_local[:, 0], local[:, 0])
-        inside = ahead.square() + (side - radius).square() < radius.square()
-        throttle = torch.where(inside & (speed > 500.0), -1.0, 1.0)
-        throttle = torch.where(parked, torch.where(speed > 500.0, -1.0, (ball_angle.abs() > 0.5) * 0.4), throttle)
-        use_boost = (angle.abs() < 0.3) & (speed < 2200.0) & ~parked & (forward[:, 2] > -0.5)
-        use_boost &= (mode == ATTACK) | (dist > 1500.0)
+    # Lined-up ball close in front: drive straight at it instead of the offset point.
+    to_goal = _unit(torch.stack([-ball[:, 0], _OPP_GOAL_Y - ball[:, 1]], dim=-1))
+    approach = _unit(ball[:, :2] - car[:, :2])
+    lined = (approach * to_goal).sum(-1) > 0.5
+    ball_angle = torch.atan2(ball_local[:, 1], ball_local[:, 0])
+    straight = (mode == ATTACK) & lined & (ball_local[:, 0] > 0) & (ball_local[:, 0] < 900.0)
+    straight &= ball_angle.abs() < 0.35
+    local = to_car_frame(target - car, forward, up)
+    angle = torch.where(straight, ball_angle, torch.atan2(local[:, 1], local[:, 0]))
+    dist = torch.where(straight, ball_local[:, :2].norm(dim=-1), local[:, :2].norm(dim=-1))
 
-        # Jumps: a ball in the air within reach, or a lined-up ball close in front (for a dodge).
-        height = ball_local[:, 2]
-        reach_time = ((ball_local[:, 0] - 120.0) / closing.clamp_min(300.0)).clamp_min(0.0)
-        aerial = (height > 160.0) & (height < 420.0) & (ball_local[:, 1].abs() < 180.0) & (ball_local[:, 0] > -40.0)
-        aerial &= reach_time < 0.45
-        shot = (height < 160.0) & (ball_local[:, 1].abs() < 140.0) & (ball_local[:, 0] > 0.0) & (reach_time < 0.22)
-        shot &= (mode == ATTACK) & lined
-        start = on_ground & (aerial | shot) & (forward[:, 2].abs() < 0.5)
-        rising = (vel * up).sum(-1) > 100.0
-        hold = ~on_ground & prev_jump & (height > 100.0) & rising & has_flip
-        near = ball_local.norm(dim=-1) < 330.0
-        dodge = ~on_ground & ~prev_jump & has_flip & near & (ball_local[:, 0] > -50.0)
-        jump = start | hold | dodge
+    # Steering: proportional, damped by the yaw rate to keep it from oscillating.
+    yaw_rate = (ang_vel * up).sum(-1)
+    steer = (3.0 * angle - 0.25 * yaw_rate).clamp(-1.0, 1.0)
+    handbrake = on_ground & (angle.abs() > 1.4) & (speed > 300.0)
 
-        # In the air: level the car and turn toward the target; a dodge points the stick at the ball.
-        pitch = (-2.0 * forward[:, 2]).clamp(-1.0, 1.0)
-        roll = (2.0 * left[:, 2]).clamp(-1.0, 1.0)
-        yaw = steer
-        direction = _unit(ball_local[:, :2])
-        pitch = torch.where(dodge, -direction[:, 0], pitch)
-        yaw = torch.where(dodge, direction[:, 1], yaw)
-        roll = torch.where(dodge, torch.zeros_like(roll), roll)
-        # Upside down on the floor: tap jump to roll back onto the wheels.
-        stuck = ~on_ground & (up[:, 2] < -0.3) & (car[:, 2] < 120.0)
-        jump = torch.where(stuck, ~prev_jump, jump)
+    # Waiting at a defensive spot: slow down and face the ball.
+    parked = (mode != ATTACK) & (mode != BOOST) & (dist < 500.0)
+    steer = torch.where(parked, (3.0 * ball_angle).clamp(-1.0, 1.0), steer)
+    # A target inside the turning circle at this speed cannot be reached: brake to tighten the turn.
+    radius = 120.0 + 0.15 * speed.abs() + 1.4e-4 * speed * speed
+    side = torch.where(straight, ball_local[:, 1], local[:, 1]).abs()
+    ahead = torch.where(straight, ball_local[:, 0], local[:, 0])
+    inside = ahead.square() + (side - radius).square() < radius.square()
+    throttle = torch.where(inside & (speed > 500.0), -1.0, 1.0)
+    throttle = torch.where(parked, torch.where(speed > 500.0, -1.0, (ball_angle.abs() > 0.5) * 0.4), throttle)
+    use_boost = (angle.abs() < 0.3) & (speed < 2200.0) & ~parked & (forward[:, 2] > -0.5)
+    use_boost &= (mode == ATTACK) | (dist > 1500.0)
 
-        controls = torch.stack(
-            [throttle, steer, pitch, yaw, roll, jump.float(), use_boost.float(), handbrake.float()], dim=-1
-        )
-        return controls.float(), None
+    # Jumps: a ball in the air within reach, or a lined-up ball close in front (for a dodge).
+    height = ball_local[:, 2]
+    reach_time = ((ball_local[:, 0] - 120.0) / closing.clamp_min(300.0)).clamp_min(0.0)
+    aerial = (height > 160.0) & (height < 420.0) & (ball_local[:, 1].abs() < 180.0) & (ball_local[:, 0] > -40.0)
+    aerial &= reach_time < 0.45
+    shot = (height < 160.0) & (ball_local[:, 1].abs() < 140.0) & (ball_local[:, 0] > 0.0) & (reach_time < 0.22)
+    shot &= (mode == ATTACK) & lined
+    start = on_ground & (aerial | shot) & (forward[:, 2].abs() < 0.5)
+    rising = (vel * up).sum(-1) > 100.0
+    hold = ~on_ground & prev_jump & (height > 100.0) & rising & has_flip
+    near = ball_local.norm(dim=-1) < 330.0
+    dodge = ~on_ground & ~prev_jump & has_flip & near & (ball_local[:, 0] > -50.0)
+    jump = start | hold | dodge
+
+    # In the air: level the car and turn toward the target; a dodge points the stick at the ball.
+    pitch = (-2.0 * forward[:, 2]).clamp(-1.0, 1.0)
+    roll = (2.0 * left[:, 2]).clamp(-1.0, 1.0)
+    yaw = steer
+    direction = _unit(ball_local[:, :2])
+    pitch = torch.where(dodge, -direction[:, 0], pitch)
+    yaw = torch.where(dodge, direction[:, 1], yaw)
+    roll = torch.where(dodge, torch.zeros_like(roll), roll)
+    # Upside down on the floor: tap jump to roll back onto the wheels.
+    stuck = ~on_ground & (up[:, 2] < -0.3) & (car[:, 2] < 120.0)
+    jump = torch.where(stuck, ~prev_jump, jump)
+
+    controls = torch.stack(
+        [throttle, steer, pitch, yaw, roll, jump.float(), use_boost.float(), handbrake.float()], dim=-1
+    )
+    return controls.float()

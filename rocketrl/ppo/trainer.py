@@ -66,7 +66,11 @@ class Trainer:
         np.random.seed(cfg.run.seed)
         self.run_dir = run_dir or make_run_dir(cfg)
         self.config_dict = config_to_dict(cfg)
-        self.league = League(cfg.league, self.run_dir, self.device, cfg.run.seed) if uses_league(cfg) else None
+        self.league = (
+            League(cfg.league, self.run_dir, self.device, cfg.run.seed, compile_rule=cfg.speed.compile_rule)
+            if uses_league(cfg)
+            else None
+        )
         self.env = env if env is not None else BatchedEnv(self._stage_env_config(), device=self.device)
         discrete = self.env.action_parser.kind == "discrete"
         m, p = cfg.model, cfg.ppo
