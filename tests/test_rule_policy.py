@@ -252,3 +252,14 @@ def test_a_rule_compile_failure_warns_and_stays_eager(monkeypatch) -> None:
     with pytest.warns(UserWarning, match="RulePolicy: torch.compile failed"):
         controls, _ = policy.act(obs, None)
     assert torch.equal(controls, RulePolicy().act(obs, None)[0]) and not policy.compiled
+
+
+def test_compiled_rule_policy_is_reachable_from_eval_and_the_league(tmp_path) -> None:
+    from rocketrl.league.config import LeagueConfig
+    from rocketrl.league.league import League
+    from rocketrl.policy.load import load_policy
+
+    assert load_policy("rule_policy", compile_rule=True).compiled
+    assert not load_policy("rule_policy").compiled
+    assert League(LeagueConfig(), tmp_path, torch.device("cpu"), compile_rule=True).rule.compiled
+    assert not League(LeagueConfig(), tmp_path, torch.device("cpu")).rule.compiled
