@@ -23,7 +23,7 @@ def _rollout(compile_layer: bool, steps: int = 6) -> list[tuple[torch.Tensor, to
             result = env.step(torch.randint(0, 90, (3, 3), generator=generator))
             out.append((result.obs, result.reward))
         if compile_layer:  # the compiled path really ran: no fallback to eager
-            assert env._layer == env._compiled_layer and env._compiled is not None
+            assert env._layer.active and env._layer.compiled_ran
         return out
     finally:
         env.close()

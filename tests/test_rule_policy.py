@@ -236,7 +236,7 @@ def test_compiled_rules_give_the_eager_controls() -> None:
             torch.testing.assert_close(got, want, rtol=0, atol=1e-4)
             assert torch.equal(got[:, 5:], want[:, 5:])
             obs = env.step_controls(want.view(obs.shape[0], obs.shape[1], 8)).obs
-    assert compiled.compiled and compiled._compiled_controls is not None
+    assert compiled.compiled and compiled._controls.compiled_ran
 
 
 def test_a_rule_compile_failure_warns_and_stays_eager(monkeypatch) -> None:

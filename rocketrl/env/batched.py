@@ -8,7 +8,6 @@ between the two the engine's workers step while the caller may run inference for
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +19,7 @@ from rocketrl.env.done import DoneConditions
 from rocketrl.env.obs import DefaultObs
 from rocketrl.env.rewards import RewardConfig, RewardFunction
 from rocketrl.env.setters import make_setter
+from rocketrl.infra.compile_fallback import CompiledOrEager
 from rocketrl.sim.arena import TICK_TIME
 from rocketrl.sim.engines import make_engine
 from rocketrl.sim.state import BatchState, ResetState
@@ -82,8 +82,10 @@ class BatchedEnv:
         self._pending: tuple[BatchState, torch.Tensor, BatchState | None] | None = None
         """(state before, controls (A, C, 8), state after if the engine stepped synchronously) of the
         step in flight between step_async and step_wait."""
-        self._layer = self._compiled_layer if config.compile else self._eager_layer
-        self._compiled = None
+        # With compile, the layer fused by torch.compile (warns once and stays eager on a failure).
+        self._layer = (
+            CompiledOrEager(self._eager_layer, "env.compile", dynamic=False) if config.compile else self._eager_layer
+        )
 
     @property
     def state(self) -> BatchState:
@@ -197,19 +199,6 @@ class BatchedEnv:
         """Rewards (A, C), reward term means (T,) and observations (A, C, obs_size) of one step."""
         reward, term_means = self.reward_fn.compute(prev, state)
         return reward, term_means, self.obs_builder.build(state, controls)
-
-    def _compiled_layer(
-        self, prev: BatchState, state: BatchState, controls: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """_eager_layer fused by torch.compile; on a compile failure, warn once and stay eager."""
-        if self._compiled is None:
-            self._compiled = torch.compile(self._eager_layer, dynamic=False)
-        try:
-            return self._compiled(prev, state, controls)
-        except Exception as error:  # any backend failure: the eager path computes the same values
-            warnings.warn(f"env.compile: torch.compile failed ({error!r}); using eager mode", stacklevel=2)
-            self._layer = self._eager_layer
-            return self._eager_layer(prev, state, controls)
 
     def reset_arenas(self, mask: torch.Tensor) -> torch.Tensor:
         """Reset the arenas where mask (A,) is true with the state setter, dropping their episodes

@@ -25,10 +25,9 @@ Behaviour, per agent:
 
 from __future__ import annotations
 
-import warnings
-
 import torch
 
+from rocketrl.infra.compile_fallback import CompiledOrEager
 from rocketrl.policy.base import PolicyState
 from rocketrl.sim.arena import BACK_WALL_Y, BALL_RADIUS, BOOST_PADS, SIDE_WALL_X
 
@@ -181,8 +180,12 @@ class RulePolicy:
         ops of one call cost more than their arithmetic; the first call compiles for about 30 s). On a
         compile failure it warns once and stays eager."""
         self.seed = seed
-        self.compiled = compiled
-        self._compiled_controls = None
+        self._controls = CompiledOrEager(rule_controls, "RulePolicy") if compiled else rule_controls
+
+    @property
+    def compiled(self) -> bool:
+        """True while the rules run through torch.compile (False if asked not to, or after a failure)."""
+        return isinstance(self._controls, CompiledOrEager) and self._controls.active
 
     def initial_state(self, batch: int, device: torch.device | str) -> PolicyState:
         return None
@@ -191,16 +194,7 @@ class RulePolicy:
     def act(self, obs: torch.Tensor, state: PolicyState = None) -> tuple[torch.Tensor, PolicyState]:
         """obs [N, 180] -> controls [N, 8]: throttle, steer, pitch, yaw, roll in [-1, 1]; jump, boost,
         handbrake in {0, 1}."""
-        obs = obs.float()
-        if self.compiled:
-            try:
-                if self._compiled_controls is None:
-                    self._compiled_controls = torch.compile(rule_controls)
-                return self._compiled_controls(obs), None
-            except Exception as error:  # any backend failure: the eager rules compute the same controls
-                warnings.warn(f"RulePolicy: torch.compile failed ({error!r}); using eager mode", stacklevel=2)
-                self.compiled = False
-        return rule_controls(obs), None
+        return self._controls(obs.float()), None
 
 
 def rule_controls(obs: torch.Tensor) -> torch.Tensor:

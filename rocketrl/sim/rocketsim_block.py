@@ -210,7 +210,8 @@ class ArenaBlock:
         self._derive_events(ks, reset=True, dt=0.0)
 
     def _read(self, ks: list[int]) -> None:
-        """Copy the gym state and jump flags of arenas ks (local indices) into their state rows.
+        """Copy the gym state and jump flags of arenas ks (local indices, ascending, distinct) into their
+        state rows; when ks holds every arena, it is the whole block in order.
 
         Each arena's gym state is a handful of small arrays; they are gathered with one np.array call
         per kind (a C loop) rather than copied arena by arena, which costs several times more.
