@@ -8,8 +8,14 @@ win rate with draws as half, clipped to [1/(2n), 1 - 1/(2n)]), goals, steps and 
 --plot it draws the run's evaluation curve (league/win_rate_vs_rule and league/elo from TensorBoard)
 into a PNG. Targets: win rate >= 70% (Elo >= 1650) within 2 hours on a 2-core CPU; aim for 90%.
 
+Choosing the bot (--select-games G, default 32; --candidates K, default 4): the latest checkpoint and
+the best K-1 others (by the preset's run.best_by, for vs_rule the win rate of the in-training
+evaluations) each play G full games against RulePolicy, and the one with the most points (ties: the
+newer) is the bot that plays the final games, on arena seeds of their own. The selection's time is
+reported beside the training's.
+
     python benchmarks/learn_vs_rule.py [--preset vs_rule] [--timesteps N] [--minutes M] [--games 100]
-        [--plot docs/learn_vs_rule.png] [--out report.json]
+        [--select-games 32] [--candidates 4] [--plot docs/learn_vs_rule.png] [--out report.json]
 """
 
 from __future__ import annotations
@@ -63,6 +69,52 @@ def by_side(result) -> dict[str, dict[str, int]]:
     return sides
 
 
+def select_checkpoint(trainer, rule, args: argparse.Namespace, greedy: bool) -> tuple[list[dict], Path | None]:
+    """Play the candidates (the latest checkpoint, the best others) against RulePolicy; the table and the winner.
+
+    Every candidate plays the same --select-games full games (arena seeds args.seed + 1000, apart from
+    the final games' args.seed + 1); the most points (wins + draws / 2) wins, ties to the newer step."""
+    from rocketrl.eval.match import MatchConfig, play_match
+    from rocketrl.infra.checkpoint import read_meta
+    from rocketrl.policy.load import policy_from_checkpoint
+
+    match = MatchConfig(
+        num_games=args.select_games,
+        game_seconds=args.game_seconds,
+        num_arenas=min(args.select_games, 50),
+        seed=args.seed + 1000,
+    )
+    kept = [(path, read_meta(path)) for path in trainer.checkpoints.list()]
+    if not kept:
+        return [], None
+    latest, others = kept[-1], kept[:-1]
+    scored = sorted(
+        (entry for entry in others if entry[1].get("score") is not None),
+        key=lambda entry: (entry[1]["score"], entry[1]["step"]),
+        reverse=True,
+    )
+    candidates = sorted([latest, *scored[: args.candidates - 1]], key=lambda entry: entry[1]["step"])
+    table = []
+    for path, meta in candidates:
+        policy = policy_from_checkpoint(path, device=trainer.device, deterministic=greedy)
+        result = play_match(policy, rule, match, "learner", "rule_policy", device=trainer.device)
+        table.append(
+            {
+                "checkpoint": str(path),
+                "step": meta.get("step"),
+                "score": meta.get("score"),
+                "score_by": meta.get("score_by", "return"),
+                "wins": result.wins,
+                "draws": result.draws,
+                "losses": result.losses,
+                "points": result.wins + 0.5 * result.draws,
+            }
+        )
+        print(f"select: step {meta.get('step'):,}: {result.wins}-{result.draws}-{result.losses}", flush=True)
+    best = max(table, key=lambda row: (row["points"], row["step"] or 0))
+    return table, Path(best["checkpoint"])
+
+
 def plot_curve(curves: dict[str, list[tuple[int, float]]], final: dict, path: Path) -> None:
     import matplotlib
 
@@ -112,17 +164,31 @@ def main() -> None:
         help="how the learner acts in the final games: greedy (most likely action), sampled, or as the "
         "preset's league.eval_deterministic says (default)",
     )
+    parser.add_argument(
+        "--select-games",
+        type=int,
+        default=32,
+        help="games each candidate checkpoint plays to choose the bot for the final games (default 32; 0: the last)",
+    )
+    parser.add_argument(
+        "--candidates", type=int, default=4, help="checkpoints tried: the latest and the best others (default 4)"
+    )
     parser.add_argument("--quick", action="store_true", help="a smoke run: 20k steps, 4 short games")
     args = parser.parse_args()
     if args.quick:
-        args.timesteps, args.games, args.game_seconds = 20_000, 4, 20.0
+        args.timesteps, args.games, args.game_seconds, args.select_games = 20_000, 4, 20.0, 2
     if args.games < 1:
         parser.error("--games must be at least 1")
+    if args.select_games < 0:
+        parser.error("--select-games must be 0 (off) or positive")
+    if args.candidates < 1:
+        parser.error("--candidates must be at least 1")
 
     from rocketrl.config import load_config
     from rocketrl.eval.match import MatchConfig, play_match
     from rocketrl.infra.logging import TrainLogger
     from rocketrl.policy.actor_critic import PolicyActor
+    from rocketrl.policy.load import policy_from_checkpoint
     from rocketrl.policy.rule import RulePolicy
     from rocketrl.ppo.trainer import Trainer
 
@@ -150,23 +216,26 @@ def main() -> None:
         train_seconds = time.perf_counter() - started
         torch.set_num_threads(1)  # evaluation: small batched ops, fastest on one thread
         greedy = cfg.league.eval_deterministic if args.acting == "preset" else args.acting == "greedy"
-        learner = PolicyActor(
-            trainer.model, trainer.obs_norm if cfg.ppo.normalize_observations else None, deterministic=greedy
-        )
+        rule = RulePolicy(seed=args.seed, compiled=trainer.cfg.speed.compile_rule)
+        selection: list[dict] = []
+        chosen = None
+        if args.select_games > 0:
+            select_started = time.perf_counter()
+            selection, chosen = select_checkpoint(trainer, rule, args, greedy)
+            select_seconds = time.perf_counter() - select_started
+        if chosen is None:
+            learner = PolicyActor(
+                trainer.model, trainer.obs_norm if cfg.ppo.normalize_observations else None, deterministic=greedy
+            )
+        else:
+            learner = policy_from_checkpoint(chosen, device=trainer.device, deterministic=greedy)
         match = MatchConfig(
             num_games=args.games,
             game_seconds=args.game_seconds,
             num_arenas=min(args.games, 50),
             seed=args.seed + 1,
         )
-        result = play_match(
-            learner,
-            RulePolicy(seed=args.seed, compiled=trainer.cfg.speed.compile_rule),
-            match,
-            "learner",
-            "rule_policy",
-            device=trainer.device,
-        )
+        result = play_match(learner, rule, match, "learner", "rule_policy", device=trainer.device)
     finally:
         trainer.close()
     rate, low, high = result.win_rate_interval()
@@ -177,6 +246,9 @@ def main() -> None:
         "run": str(trainer.run_dir),
         "steps": trainer.counters.global_step,
         "train_wall_seconds": round(train_seconds, 1),
+        "select_wall_seconds": round(select_seconds, 1) if selection else 0.0,
+        "selection": selection,
+        "bot": str(chosen) if chosen is not None else "final weights",
         "eval_wall_seconds": round(result.wall_seconds, 1),
         "games": result.num_games,
         "game_seconds": args.game_seconds,

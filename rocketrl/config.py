@@ -59,6 +59,7 @@ LrSchedule = Literal["constant", "linear", "exponential", "cosine"]
 Activation = Literal["elu", "relu", "tanh"]
 AmpMode = Literal["off", "bf16", "fp16"]
 Device = Literal["auto", "cpu", "cuda"]
+BestBy = Literal["return", "win_rate_vs_rule"]
 
 _STATE_SETTERS = ("kickoff", "random")
 
@@ -234,6 +235,10 @@ class RunConfig:
     """Save a checkpoint every this many agent-steps."""
     keep_best: int = 5
     """How many of the best checkpoints to keep."""
+    best_by: BestBy = "return"
+    """What ranks checkpoints for keep_best: return (mean episode return of the last 100 episodes) or
+    win_rate_vs_rule (the league evaluation's win rate against RulePolicy, from an evaluation run since the
+    previous checkpoint; needs league.eval_interval > 0 and ideally equal to run.checkpoint_interval)."""
     resume: str | None = None
     """Resume from a checkpoint path, or 'latest' for the newest one in the run folder; null starts fresh."""
     debug: bool = False
@@ -331,6 +336,11 @@ class TrainConfig:
         self.league.validate()
         if env.orange_size == 0 and not self.league.pure_selfplay:
             raise ValueError("league.opponents: opponents other than selfplay need env.orange_size >= 1")
+        if self.run.best_by == "win_rate_vs_rule" and self.league.eval_interval == 0:
+            raise ValueError(
+                "run.best_by='win_rate_vs_rule' ranks checkpoints by league evaluations, but league.eval_interval=0 "
+                "turns them off; set league.eval_interval (e.g. to run.checkpoint_interval) or use run.best_by='return'"
+            )
 
         ppo, model = self.ppo, self.model
         if model.lstm:

@@ -14,6 +14,7 @@ import torch
 
 from rocketrl.config import load_config
 from rocketrl.eval.match import MatchConfig, MatchResult, play_match
+from rocketrl.infra.checkpoint import CheckpointManager, read_meta
 from rocketrl.league.config import LeagueConfig
 from rocketrl.league.curriculum import Curriculum, Stage, load_curriculum
 from rocketrl.league.league import LEARNER, League
@@ -288,3 +289,45 @@ def test_league_evaluation_plays_the_learner_as_configured(tmp_path: Path, monke
     finally:
         trainer.close()
     assert seen and all(d is deterministic for d in seen)
+
+
+def test_checkpoints_ranked_by_win_rate_vs_rule_keep_the_evaluated_best(tmp_path: Path, monkeypatch) -> None:
+    rates = iter([0.25, 0.75])
+
+    def fake_evaluate(self, learner, env_config, step):
+        self.measures = {"win_rate_vs_rule": next(rates), "elo": 1500.0}
+        self.last_eval = {"step": step, "results": {}}
+
+    saved: list[tuple[int, float | None]] = []
+    original_save = CheckpointManager.save
+
+    def recording_save(self, step, state, meta=None, score=None):
+        saved.append((step, score))
+        return original_save(self, step, state, meta=meta, score=score)
+
+    monkeypatch.setattr(League, "evaluate", fake_evaluate)
+    monkeypatch.setattr(CheckpointManager, "save", recording_save)
+    overrides = [
+        "--env.num-arenas", "2", "--env.stepping", "serial", "--ppo.rollout-steps", "32", "--ppo.minibatches", "1",
+        "--ppo.epochs", "1", "--model.actor-hidden", "[16]", "--model.critic-hidden", "[16]",
+        "--run.timesteps", "1280", "--run.checkpoint-interval", "256", "--run.logdir", str(tmp_path),
+        "--run.keep-best", "1", "--run.best-by", "win_rate_vs_rule", "--league.eval-interval", "512",
+    ]  # fmt: skip
+    trainer = Trainer(load_config(None, overrides))
+    try:
+        trainer.learn()
+    finally:
+        trainer.close()
+    # 128 agent-steps per update; evaluations at 512 and 1024 score the checkpoint saved right after them,
+    # the checkpoints between evaluations have no score.
+    assert saved == [(256, None), (512, 0.25), (768, None), (1024, 0.75), (1280, None)]
+    kept = sorted(p.name for p in trainer.checkpoints.list())
+    assert kept == ["step_000000001024.safetensors", "step_000000001280.safetensors"]
+    assert read_meta(trainer.checkpoints.best())["score_by"] == "win_rate_vs_rule"
+
+
+def test_ranking_by_win_rate_needs_league_evaluations() -> None:
+    with pytest.raises(ValueError, match=r"run.best_by='win_rate_vs_rule'.*league.eval_interval"):
+        load_config(None, ["--run.best-by", "win_rate_vs_rule"])
+    with pytest.raises(ValueError, match=r"run.best_by"):
+        load_config(None, ["--run.best-by", "elo"])

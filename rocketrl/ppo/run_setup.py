@@ -43,7 +43,8 @@ def summarize(trainer: Trainer) -> str:
         f"batch         {batch:,} = {p.rollout_steps} steps x {trainer.num_agents} agents, "
         f"{p.minibatches} minibatches of {batch // p.minibatches:,}, {p.epochs} epochs",
         f"learning rate {p.learning_rate:g} ({p.lr_schedule})",
-        f"checkpoints   every {cfg.run.checkpoint_interval:,} steps, keep best {cfg.run.keep_best}",
+        f"checkpoints   every {cfg.run.checkpoint_interval:,} steps, "
+        f"keep best {cfg.run.keep_best} by {cfg.run.best_by}",
         f"timesteps     {cfg.run.timesteps:,}",
         f"speed         amp={sp.amp}{' (fp32 on this device)' if sp.amp == 'fp16' and not cuda else ''}, "
         f"compile={'on' if sp.compile else 'off'}, compile_env={'on' if cfg.env.compile else 'off'}, "

@@ -235,18 +235,32 @@ class Trainer:
         self.recent_lengths = deque(state["recent_lengths"], maxlen=100)
         self.recent_touch_rates = deque(state["recent_touch_rates"], maxlen=100)
 
+    def checkpoint_score(self) -> float | None:
+        """The score that ranks this checkpoint among the kept best (run.best_by); None: not ranked.
+
+        return: mean return of the last 100 episodes. win_rate_vs_rule: the win rate against RulePolicy of
+        the league evaluation run since the previous checkpoint (None when there was none)."""
+        if self.cfg.run.best_by == "return":
+            return float(np.mean(self.recent_returns)) if self.recent_returns else None
+        last_eval = self.league.last_eval if self.league is not None else None
+        previous = self.counters.global_step - self.cfg.run.checkpoint_interval
+        if not last_eval or last_eval["step"] <= previous or "win_rate_vs_rule" not in self.league.measures:
+            return None
+        return float(self.league.measures["win_rate_vs_rule"])
+
     def save_checkpoint(self) -> Path:
-        score = float(np.mean(self.recent_returns)) if self.recent_returns else None
+        score = self.checkpoint_score()
         meta = {
             "step": self.counters.global_step,
             "run": self.run_dir.name,
             "score": score,
+            "score_by": self.cfg.run.best_by,
             "config": self.config_dict,
         }
         path = self.checkpoints.save(self.counters.global_step, self.state_dict(), meta=meta, score=score)
         if self.league is not None:
             self.league.save_summary()
-        self.notifier.send("checkpoint", f"step {self.counters.global_step:,}, mean return {score}")
+        self.notifier.send("checkpoint", f"step {self.counters.global_step:,}, {self.cfg.run.best_by} {score}")
         return path
 
     def resume(self, path: str | Path) -> Path:
