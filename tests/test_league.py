@@ -310,7 +310,7 @@ def test_checkpoints_ranked_by_win_rate_vs_rule_keep_the_evaluated_best(tmp_path
     overrides = [
         "--env.num-arenas", "2", "--env.stepping", "serial", "--ppo.rollout-steps", "32", "--ppo.minibatches", "1",
         "--ppo.epochs", "1", "--model.actor-hidden", "[16]", "--model.critic-hidden", "[16]",
-        "--run.timesteps", "1280", "--run.checkpoint-interval", "256", "--run.logdir", str(tmp_path),
+        "--run.timesteps", "1152", "--run.checkpoint-interval", "256", "--run.logdir", str(tmp_path),
         "--run.keep-best", "1", "--run.best-by", "win_rate_vs_rule", "--league.eval-interval", "512",
     ]  # fmt: skip
     trainer = Trainer(load_config(None, overrides))
@@ -319,10 +319,10 @@ def test_checkpoints_ranked_by_win_rate_vs_rule_keep_the_evaluated_best(tmp_path
     finally:
         trainer.close()
     # 128 agent-steps per update; evaluations at 512 and 1024 score the checkpoint saved right after them,
-    # the checkpoints between evaluations have no score.
-    assert saved == [(256, None), (512, 0.25), (768, None), (1024, 0.75), (1280, None)]
+    # the checkpoints between evaluations have no score, nor has the final one at 1152 (no evaluation since 1024).
+    assert saved == [(256, None), (512, 0.25), (768, None), (1024, 0.75), (1152, None)]
     kept = sorted(p.name for p in trainer.checkpoints.list())
-    assert kept == ["step_000000001024.safetensors", "step_000000001280.safetensors"]
+    assert kept == ["step_000000001024.safetensors", "step_000000001152.safetensors"]
     assert read_meta(trainer.checkpoints.best())["score_by"] == "win_rate_vs_rule"
 
 

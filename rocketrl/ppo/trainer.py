@@ -89,6 +89,8 @@ class Trainer:
         self.return_scaler: ReturnScaler | None = None
         self._setup_agents()
         self.counters = Counters()
+        self.checkpoint_step: int | None = None
+        """Step of the last checkpoint saved or resumed from; None before the first."""
         sp = cfg.speed
         # Mixed precision: bf16 autocast on any device; fp16 (CUDA only) with a gradient scaler.
         self.amp_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(sp.amp)
@@ -228,6 +230,7 @@ class Trainer:
         self.obs_norm.load_state_dict(state["obs_norm"])
         self.return_scaler.load_state_dict(state["return_scaler"])
         self.counters = Counters(**state["counters"])
+        self.checkpoint_step = self.counters.global_step
         set_rng_state(state["rng"])
         self.env.generator.set_state(state["env_generator"].cpu())
         self.shuffle.set_state(state["shuffle_generator"].to(self.shuffle.device))
@@ -243,9 +246,10 @@ class Trainer:
         if self.cfg.run.best_by == "return":
             return float(np.mean(self.recent_returns)) if self.recent_returns else None
         last_eval = self.league.last_eval if self.league is not None else None
-        previous = self.counters.global_step - self.cfg.run.checkpoint_interval
-        if not last_eval or last_eval["step"] <= previous or "win_rate_vs_rule" not in self.league.measures:
+        if not last_eval or "win_rate_vs_rule" not in self.league.measures:
             return None
+        if self.checkpoint_step is not None and last_eval["step"] <= self.checkpoint_step:
+            return None  # that evaluation already scored the previous checkpoint
         return float(self.league.measures["win_rate_vs_rule"])
 
     def save_checkpoint(self) -> Path:
@@ -258,6 +262,7 @@ class Trainer:
             "config": self.config_dict,
         }
         path = self.checkpoints.save(self.counters.global_step, self.state_dict(), meta=meta, score=score)
+        self.checkpoint_step = self.counters.global_step
         if self.league is not None:
             self.league.save_summary()
         self.notifier.send("checkpoint", f"step {self.counters.global_step:,}, {self.cfg.run.best_by} {score}")
