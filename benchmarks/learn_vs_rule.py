@@ -219,6 +219,7 @@ def main() -> None:
         rule = RulePolicy(seed=args.seed, compiled=trainer.cfg.speed.compile_rule)
         selection: list[dict] = []
         chosen = None
+        select_seconds = 0.0
         if args.select_games > 0:
             select_started = time.perf_counter()
             selection, chosen = select_checkpoint(trainer, rule, args, greedy)
@@ -246,7 +247,7 @@ def main() -> None:
         "run": str(trainer.run_dir),
         "steps": trainer.counters.global_step,
         "train_wall_seconds": round(train_seconds, 1),
-        "select_wall_seconds": round(select_seconds, 1) if selection else 0.0,
+        "select_wall_seconds": round(select_seconds, 1),
         "selection": selection,
         "bot": str(chosen) if chosen is not None else "final weights",
         "eval_wall_seconds": round(result.wall_seconds, 1),

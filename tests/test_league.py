@@ -273,14 +273,21 @@ def test_top_return_episodes_and_evaluation_games_are_saved_as_replays(tmp_path:
     assert load_replay(games[0]).num_steps == 30
 
 
+def tiny_run(logdir: Path) -> list[str]:
+    """Overrides of a tiny in-process run: 2 serial arenas, 128 agent-steps per update, one small update."""
+    return [
+        "--env.num-arenas", "2", "--env.stepping", "serial", "--ppo.rollout-steps", "32", "--ppo.minibatches", "1",
+        "--ppo.epochs", "1", "--model.actor-hidden", "[16]", "--model.critic-hidden", "[16]",
+        "--run.logdir", str(logdir),
+    ]  # fmt: skip
+
+
 @pytest.mark.parametrize("deterministic", [True, False])
 def test_league_evaluation_plays_the_learner_as_configured(tmp_path: Path, monkeypatch, deterministic: bool) -> None:
     seen: list[bool] = []
     monkeypatch.setattr(League, "evaluate", lambda self, learner, env_config, step: seen.append(learner.deterministic))
-    overrides = [
-        "--env.num-arenas", "2", "--env.stepping", "serial", "--ppo.rollout-steps", "32", "--ppo.minibatches", "1",
-        "--ppo.epochs", "1", "--model.actor-hidden", "[16]", "--model.critic-hidden", "[16]",
-        "--run.timesteps", "256", "--run.checkpoint-interval", "10000", "--run.logdir", str(tmp_path),
+    overrides = tiny_run(tmp_path) + [
+        "--run.timesteps", "256", "--run.checkpoint-interval", "10000",
         "--league.eval-interval", "128", "--league.eval-deterministic", str(deterministic).lower(),
     ]  # fmt: skip
     trainer = Trainer(load_config(None, overrides))
@@ -307,10 +314,8 @@ def test_checkpoints_ranked_by_win_rate_vs_rule_keep_the_evaluated_best(tmp_path
 
     monkeypatch.setattr(League, "evaluate", fake_evaluate)
     monkeypatch.setattr(CheckpointManager, "save", recording_save)
-    overrides = [
-        "--env.num-arenas", "2", "--env.stepping", "serial", "--ppo.rollout-steps", "32", "--ppo.minibatches", "1",
-        "--ppo.epochs", "1", "--model.actor-hidden", "[16]", "--model.critic-hidden", "[16]",
-        "--run.timesteps", "1152", "--run.checkpoint-interval", "256", "--run.logdir", str(tmp_path),
+    overrides = tiny_run(tmp_path) + [
+        "--run.timesteps", "1152", "--run.checkpoint-interval", "256",
         "--run.keep-best", "1", "--run.best-by", "win_rate_vs_rule", "--league.eval-interval", "512",
     ]  # fmt: skip
     trainer = Trainer(load_config(None, overrides))
