@@ -14,8 +14,15 @@ evaluations) each play G full games against RulePolicy, and the one with the mos
 newer) is the bot that plays the final games, on arena seeds of their own. The selection's time is
 reported beside the training's.
 
+Kickoffs (--kickoff-jitter UU, default 5): physics is deterministic, so a greedy bot against RulePolicy
+replays the same kickoff from the same spawn and car order, and from exact spawns 100 games are a
+handful of distinct kickoffs repeated. The selection and final games move each car's spawn by up to UU
+in x and y, which makes them independent trials; the final games are then played once more from the
+exact spawns and reported under "exact_kickoffs".
+
     python benchmarks/learn_vs_rule.py [--preset vs_rule] [--timesteps N] [--minutes M] [--games 100]
-        [--select-games 32] [--candidates 4] [--plot docs/learn_vs_rule.png] [--out report.json]
+        [--select-games 32] [--candidates 4] [--kickoff-jitter 5] [--plot docs/learn_vs_rule.png]
+        [--out report.json]
 """
 
 from __future__ import annotations
@@ -69,6 +76,25 @@ def by_side(result) -> dict[str, dict[str, int]]:
     return sides
 
 
+def exact_summary(result) -> dict:
+    """The headline figures of the final games played again from the exact kickoff spawns."""
+    rate, low, high = result.win_rate_interval()
+    return {
+        "games": result.num_games,
+        "wins": result.wins,
+        "draws": result.draws,
+        "losses": result.losses,
+        "win_rate": rate,
+        "win_rate_low": low,
+        "win_rate_high": high,
+        "elo": round(performance_elo(result.wins, result.draws, result.losses), 1),
+        "goals_for": result.goals_for,
+        "goals_against": result.goals_against,
+        "by_side": by_side(result),
+        "eval_wall_seconds": round(result.wall_seconds, 1),
+    }
+
+
 def select_checkpoint(trainer, rule, args: argparse.Namespace, greedy: bool) -> tuple[list[dict], Path | None]:
     """Play the candidates (the latest checkpoint, the best others) against RulePolicy; the table and the winner.
 
@@ -83,6 +109,7 @@ def select_checkpoint(trainer, rule, args: argparse.Namespace, greedy: bool) -> 
         game_seconds=args.game_seconds,
         num_arenas=min(args.select_games, 50),
         seed=args.seed + 1000,
+        kickoff_jitter=args.kickoff_jitter,
     )
     kept = [(path, read_meta(path)) for path in trainer.checkpoints.list()]
     if not kept:
@@ -173,6 +200,16 @@ def main() -> None:
     parser.add_argument(
         "--candidates", type=int, default=4, help="checkpoints tried: the latest and the best others (default 4)"
     )
+    parser.add_argument(
+        "--kickoff-jitter",
+        type=float,
+        default=5.0,
+        metavar="UU",
+        help="move each car's kickoff spawn by up to UU in x and y in the selection and final games (default "
+        "5). A greedy bot against RulePolicy replays the same kickoff from the same spawn, so with exact spawns "
+        "100 games hold only a few distinct kickoffs; the final games are also played with exact spawns and "
+        "reported beside them",
+    )
     parser.add_argument("--quick", action="store_true", help="a smoke run: 20k steps, 4 short games")
     args = parser.parse_args()
     if args.quick:
@@ -183,6 +220,8 @@ def main() -> None:
         parser.error("--select-games must be 0 (off) or positive")
     if args.candidates < 1:
         parser.error("--candidates must be at least 1")
+    if not 0.0 <= args.kickoff_jitter <= 100.0:
+        parser.error("--kickoff-jitter must lie in [0, 100] uu")
 
     from rocketrl.config import load_config
     from rocketrl.eval.match import MatchConfig, play_match
@@ -235,8 +274,13 @@ def main() -> None:
             game_seconds=args.game_seconds,
             num_arenas=min(args.games, 50),
             seed=args.seed + 1,
+            kickoff_jitter=args.kickoff_jitter,
         )
         result = play_match(learner, rule, match, "learner", "rule_policy", device=trainer.device)
+        exact = None
+        if args.kickoff_jitter > 0:  # the same games from the exact spawns, as earlier runs were measured
+            match.kickoff_jitter = 0.0
+            exact = play_match(learner, rule, match, "learner", "rule_policy", device=trainer.device)
     finally:
         trainer.close()
     rate, low, high = result.win_rate_interval()
@@ -265,7 +309,9 @@ def main() -> None:
         "touches_for": result.touches_for,
         "touches_against": result.touches_against,
         "acting": "greedy" if greedy else "sampled",
+        "kickoff_jitter": args.kickoff_jitter,
         "by_side": by_side(result),
+        "exact_kickoffs": None if exact is None else exact_summary(exact),
         "target": {"win_rate": 0.7, "elo": 1650, "stretch_win_rate": 0.9, "stretch_elo": 1900},
         "met": rate >= 0.7,
         "machine": {"cpus": os.cpu_count(), "torch": torch.__version__, "python": platform.python_version()},

@@ -89,7 +89,13 @@ class PPOConfig:
     value_clip_coef: float | None = None
     """Clip range of the value prediction around the old value; null turns value clipping off."""
     entropy_coef: float = 0.01
-    """Weight of the entropy bonus in the loss."""
+    """Weight of the entropy bonus in the loss at the start of training."""
+    entropy_schedule: LrSchedule = "constant"
+    """How the entropy weight moves from entropy_coef to entropy_coef_end: constant, linear, exponential or
+    cosine. A falling weight lets the policy sharpen late in training, so that sampled play gets closer to
+    its greedy play."""
+    entropy_coef_end: float | None = None
+    """Entropy weight at the end of training; null uses 0.1 * entropy_coef (ignored when constant)."""
     value_coef: float = 0.5
     """Weight of the value loss in the loss."""
     max_grad_norm: float = 0.5
@@ -129,6 +135,13 @@ class PPOConfig:
         positive(self.clip_coef, "ppo.clip_coef")
         positive_or_none(self.value_clip_coef, "ppo.value_clip_coef")
         at_least(self.entropy_coef, 0.0, "ppo.entropy_coef")
+        if self.entropy_coef_end is not None:
+            at_least(self.entropy_coef_end, 0.0, "ppo.entropy_coef_end")
+        if self.entropy_schedule == "exponential" and min(self.entropy_coef, self.resolved_entropy_coef_end) <= 0:
+            raise ValueError(
+                "ppo.entropy_schedule='exponential' cannot start or end at 0: give positive ppo.entropy_coef "
+                "and ppo.entropy_coef_end, or use a linear schedule"
+            )
         at_least(self.value_coef, 0.0, "ppo.value_coef")
         positive(self.max_grad_norm, "ppo.max_grad_norm")
         positive_or_none(self.target_kl, "ppo.target_kl")
@@ -146,6 +159,14 @@ class PPOConfig:
     def resolved_lr_end(self) -> float:
         """lr_end, or 0.1 * learning_rate when it is null."""
         return self.lr_end if self.lr_end is not None else 0.1 * self.learning_rate
+
+    @property
+    def resolved_entropy_coef_end(self) -> float:
+        """The entropy weight at the end of training: entropy_coef when constant, else entropy_coef_end or
+        0.1 * entropy_coef when that is null."""
+        if self.entropy_schedule == "constant":
+            return self.entropy_coef
+        return self.entropy_coef_end if self.entropy_coef_end is not None else 0.1 * self.entropy_coef
 
 
 @dataclass

@@ -44,6 +44,7 @@ from rocketrl.env.setters import (
     KickoffSetter,
     RandomStateSetter,
     WeightedSetter,
+    jitter_spawns,
     make_setter,
 )
 from rocketrl.sim.arena import (
@@ -59,7 +60,7 @@ from rocketrl.sim.arena import (
     TICK_TIME,
 )
 from rocketrl.sim.rocketsim import RocketSimEngine
-from rocketrl.sim.state import BatchState, ResetState, euler_to_forward_up
+from rocketrl.sim.state import BatchState, ResetState, euler_to_forward_up, kickoff_reset_state
 
 REPO = Path(__file__).resolve().parents[1]
 GOAL_Z = GOAL_HEIGHT / 2
@@ -299,6 +300,60 @@ class TestKickoffSetter:
                 continue
             assert torch.equal(getattr(a, name), getattr(b, name)), name
         assert not torch.equal(a.car_pos, c.car_pos)
+
+
+class TestKickoffJitter:
+    def test_each_car_moves_within_the_jitter_and_nothing_else_changes(self):
+        exact = KickoffSetter(3, 3)(64, torch.Generator().manual_seed(4))
+        moved = KickoffSetter(3, 3, jitter=5.0)(64, torch.Generator().manual_seed(4))  # same spawn order
+        offset = moved.car_pos - exact.car_pos
+        assert offset[..., :2].abs().max() <= 5.0 and offset[..., :2].abs().max() > 4.0
+        assert (offset[..., 2] == 0).all()
+        assert len(torch.unique(offset[..., 0])) == 64 * 6, "every car draws its own offset"
+        for name in ("ball_pos", "ball_vel", "car_vel", "car_rotation", "car_boost"):
+            assert torch.equal(getattr(moved, name), getattr(exact, name)), name
+
+    def test_zero_jitter_is_the_exact_kickoff_and_keeps_the_random_stream(self):
+        gen_a, gen_b = torch.Generator().manual_seed(5), torch.Generator().manual_seed(5)
+        assert torch.equal(KickoffSetter(2, 2, jitter=0.0)(16, gen_a).car_pos, KickoffSetter(2, 2)(16, gen_b).car_pos)
+        assert torch.equal(torch.rand(4, generator=gen_a), torch.rand(4, generator=gen_b))
+
+    @pytest.mark.parametrize("jitter", [-1.0, 101.0, float("nan")])
+    def test_out_of_range_jitter_is_an_error(self, jitter):
+        with pytest.raises(ValueError, match=r"kickoff jitter .* must lie in \[0, 100\]"):
+            KickoffSetter(1, 1, jitter=jitter)
+        with pytest.raises(ValueError, match="env.kickoff_jitter"):
+            EnvConfig(kickoff_jitter=jitter)
+
+    def test_env_config_reaches_the_setter(self):
+        setter = make_setter({"kickoff": 0.5, "random": 0.5}, 1, 1, kickoff_jitter=3.0)
+        assert isinstance(setter, WeightedSetter) and setter.setters[0].jitter == 3.0
+
+    def test_exact_kickoffs_replay_exactly_and_jittered_ones_do_not(self):
+        """The reason for jitter: physics is deterministic, so the same spawn and the same controls give
+        the same kickoff in every arena; moving the cars a few uu gives each arena its own."""
+        a = 4
+        full_throttle_boost = torch.zeros(a, 2, 8)
+        full_throttle_boost[..., 0] = 1.0
+        full_throttle_boost[..., 6] = 1.0
+
+        def ball_after_kickoff(jitter: float) -> torch.Tensor:
+            order = torch.tensor([4, 0, 1, 2, 3]).expand(a, 5)  # every arena: both cars straight back, blue first
+            state = kickoff_reset_state(order, 1, 1)
+            state.blue_first = torch.ones(a, dtype=torch.bool)
+            if jitter:
+                jitter_spawns(state, jitter, torch.Generator().manual_seed(0))
+            with RocketSimEngine(a, 1, 1, stepping="serial", num_workers=1) as engine:
+                engine.reset(torch.ones(a, dtype=torch.bool), state)
+                for _ in range(60):  # 4 s: the cars meet at the ball at about 2.5 s and it flies up
+                    engine.step(full_throttle_boost)
+                return engine.state.ball_pos.clone()
+
+        exact = ball_after_kickoff(0.0)
+        assert (exact == exact[0]).all(), "the same kickoff should replay bit for bit"
+        jittered = ball_after_kickoff(5.0)
+        spread = (jittered - jittered.mean(0)).norm(dim=-1)
+        assert spread.max() > 50.0, f"5 uu of jitter moved the ball by at most {spread.max():.1f} uu after 4 s"
 
 
 def test_kickoff_setter_matches_rocketsim_native_kickoff():

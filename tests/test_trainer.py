@@ -89,6 +89,24 @@ def test_non_finite_loss_skips_the_update_and_keeps_weights_finite(tmp_path, mon
     assert all(torch.isfinite(v).all() for v in state["model"].values())
 
 
+def test_entropy_weight_follows_its_schedule_update_by_update(tmp_path, monkeypatch):
+    """Each update weighs the entropy bonus by the schedule's value at the step the update starts from."""
+    seen: list[float] = []
+    real = update_module.ppo_update
+
+    def record(*args, **kwargs):
+        seen.append(args[6])  # entropy_coef, after learning_rate
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr("rocketrl.ppo.trainer.ppo_update", record)
+    extra = ["--run.timesteps", str(4 * BATCH), "--ppo.entropy-coef", "0.02", "--ppo.entropy-schedule", "linear",
+             "--ppo.entropy-coef-end", "0.004"]  # fmt: skip
+    train(small_config(tmp_path, "entropy", *extra))
+    # Updates start after 1, 2, 3 and 4 batches: progress 1/4 .. 1 of the linear 0.02 -> 0.004.
+    assert seen == pytest.approx([0.016, 0.012, 0.008, 0.004])
+    assert small_config(tmp_path, "constant").ppo.resolved_entropy_coef_end == 0.01
+
+
 def test_lstm_policy_trains_and_resumes(tmp_path):
     lstm = ["--model.lstm", "true", "--model.lstm-hidden", "16", "--model.sequence-length", "8"]
     trainer = train(small_config(tmp_path, "lstm", *lstm, "--run.timesteps", str(BATCH)))

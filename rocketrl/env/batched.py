@@ -62,7 +62,7 @@ class BatchedEnv:
         self.obs_builder = DefaultObs(config.blue_size, config.orange_size, self.device)
         self.obs_size = self.obs_builder.size
         self.action_parser = make_action_parser(config.action, self.device)
-        self.setter = make_setter(config.state_setter, config.blue_size, config.orange_size)
+        self.setter = make_setter(config.state_setter, config.blue_size, config.orange_size, config.kickoff_jitter)
         rewards_path = config.rewards if config.rewards is not None else default_rewards_path()
         self.reward_fn = RewardFunction(RewardConfig.from_yaml(rewards_path), config.blue_size, config.orange_size)
         self.done = DoneConditions(

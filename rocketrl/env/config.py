@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 from importlib import resources
 from pathlib import Path
 
+from rocketrl.env.setters import MAX_KICKOFF_JITTER
 from rocketrl.sim.arena import DEFAULT_TICK_SKIP
 
 
@@ -37,6 +39,9 @@ class EnvConfig:
     """'discrete' (90-entry lookup table) or 'continuous' (Box(8))."""
     state_setter: dict[str, float] = field(default_factory=lambda: {"kickoff": 0.7, "random": 0.3})
     """Mix of reset states by weight: kickoff and/or random."""
+    kickoff_jitter: float = 0.0
+    """Move each car's kickoff spawn by up to this many uu in x and in y (uniform, per car, 0 to 100). With 0
+    the spawns are exact, and two greedy policies replay the same few kickoffs every time."""
     episode_seconds: float = 300.0
     """Truncate an episode after this much game time (0 disables)."""
     no_touch_seconds: float = 30.0
@@ -58,6 +63,11 @@ class EnvConfig:
             raise ValueError(f"env.num_arenas={self.num_arenas}: must be at least 1")
         if self.engine not in ("rocketsim", "warp"):
             raise ValueError(f"env.engine={self.engine!r}: choose 'rocketsim' or 'warp'")
+        if not (math.isfinite(self.kickoff_jitter) and 0.0 <= self.kickoff_jitter <= MAX_KICKOFF_JITTER):
+            raise ValueError(
+                f"env.kickoff_jitter={self.kickoff_jitter!r}: must lie in [0, {MAX_KICKOFF_JITTER:g}] uu "
+                "(a few uu vary the kickoffs; 0 keeps the exact spawns)"
+            )
         if self.action not in ("discrete", "continuous"):
             raise ValueError(f"env.action={self.action!r}: choose 'discrete' or 'continuous'")
 

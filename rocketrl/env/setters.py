@@ -25,6 +25,9 @@ from rocketrl.sim.arena import (
 )
 from rocketrl.sim.state import ResetState, kickoff_reset_state
 
+MAX_KICKOFF_JITTER = 100.0
+"""Largest kickoff jitter accepted, uu: beyond it the kickoff is no longer the real one."""
+
 
 class StateSetter(Protocol):
     """Makes the state of K arenas."""
@@ -37,15 +40,36 @@ class KickoffSetter:
 
     Each arena draws its own random order of the five spawns; blue car i takes spawn order[i] and
     orange car i takes the same spawn rotated by pi about z, as in Rocket League. Boost 33.3.
+
+    `jitter` (uu) moves every car by its own uniform offset in [-jitter, jitter] along x and along y.
+    Physics is deterministic, so two greedy policies replay the same kickoff from the same spawn every
+    time: without jitter a long evaluation holds only a few distinct kickoffs. A few uu change who wins
+    a 50/50 and so make the games independent trials, while the kickoff stays the real one to the eye.
     """
 
-    def __init__(self, blue_size: int, orange_size: int) -> None:
+    def __init__(self, blue_size: int, orange_size: int, jitter: float = 0.0) -> None:
+        if not (math.isfinite(jitter) and 0.0 <= jitter <= MAX_KICKOFF_JITTER):
+            raise ValueError(
+                f"kickoff jitter {jitter!r} uu: must lie in [0, {MAX_KICKOFF_JITTER:g}] "
+                "(a few uu are enough to vary the kickoffs; 0 gives the exact spawns)"
+            )
         self.blue_size = blue_size
         self.orange_size = orange_size
+        self.jitter = float(jitter)
 
     def __call__(self, k: int, generator: torch.Generator) -> ResetState:
         order = torch.argsort(torch.rand(k, len(KICKOFF_SPAWNS_BLUE), generator=generator), dim=1)
-        return kickoff_reset_state(order, self.blue_size, self.orange_size)
+        state = kickoff_reset_state(order, self.blue_size, self.orange_size)
+        if self.jitter > 0:  # drawn only when asked, so exact kickoffs keep the same random stream
+            jitter_spawns(state, self.jitter, generator)
+        return state
+
+
+def jitter_spawns(state: ResetState, jitter: float, generator: torch.Generator) -> ResetState:
+    """Move every car of `state` (in place) by its own uniform offset in [-jitter, jitter] uu along x and y."""
+    k, n = state.car_pos.shape[:2]
+    state.car_pos[..., 0:2] += (torch.rand(k, n, 2, generator=generator) * 2 - 1) * jitter
+    return state
 
 
 class RandomStateSetter:
@@ -133,8 +157,11 @@ class WeightedSetter:
         return ResetState(**merged)  # type: ignore[arg-type]
 
 
-def make_setter(name_to_weight: dict[str, float], blue_size: int, orange_size: int) -> StateSetter:
-    """Build a setter from a {'kickoff': w, 'random': w} mix (a single entry gives that setter)."""
+def make_setter(
+    name_to_weight: dict[str, float], blue_size: int, orange_size: int, kickoff_jitter: float = 0.0
+) -> StateSetter:
+    """Build a setter from a {'kickoff': w, 'random': w} mix (a single entry gives that setter);
+    `kickoff_jitter` (uu) goes to the KickoffSetter."""
     known = {"kickoff": KickoffSetter, "random": RandomStateSetter}
     unknown = sorted(set(name_to_weight) - set(known))
     if unknown:
@@ -145,7 +172,12 @@ def make_setter(name_to_weight: dict[str, float], blue_size: int, orange_size: i
     active = {name: w for name, w in name_to_weight.items() if w > 0}
     if not active:
         raise ValueError("state_setter needs at least one setter with a positive weight, e.g. {kickoff: 1.0}")
-    setters = [known[name](blue_size, orange_size) for name in active]
+    setters: list[StateSetter] = [
+        KickoffSetter(blue_size, orange_size, kickoff_jitter)
+        if name == "kickoff"
+        else RandomStateSetter(blue_size, orange_size)
+        for name in active
+    ]
     if len(setters) == 1:
         return setters[0]
     return WeightedSetter(setters, list(active.values()))

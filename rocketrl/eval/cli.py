@@ -41,6 +41,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=positive_int, default=None, help="stepping workers (default: CPU cores)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--deterministic", action="store_true", help="checkpoints act greedily instead of sampling")
+    p.add_argument(
+        "--kickoff-jitter",
+        type=float,
+        default=0.0,
+        metavar="UU",
+        help="move each car's kickoff spawn by up to UU in x and y (0 to 100, default 0: the exact spawns); "
+        "with --deterministic against RulePolicy, 5 makes the games independent trials instead of replays "
+        "of the same few kickoffs",
+    )
     p.add_argument("--device", default="cpu", help="device of the networks (cpu or cuda)")
     p.add_argument(
         "--compile-rule", action="store_true", help="torch.compile RulePolicy: ~10x faster per step, ~30 s to compile"
@@ -126,6 +135,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             num_arenas=args.arenas,
             num_workers=args.workers,
             seed=args.seed,
+            kickoff_jitter=args.kickoff_jitter,
             replay_games="all" if args.replays else (),
             replay_dir=str(Path(args.replays) / f"{_slug(names[a])}_vs_{_slug(names[b])}") if args.replays else None,
         )

@@ -46,6 +46,9 @@ class MatchConfig:
     """Physics ticks per step."""
     seed: int = 0
     """Seed of the arenas."""
+    kickoff_jitter: float = 0.0
+    """Move each car's kickoff spawn by up to this many uu in x and y (see KickoffSetter). Greedy policies
+    replay the same kickoff from the same spawn; a few uu make their games independent trials."""
     engine: str = "rocketsim"
     """Physics engine."""
     stepping: str = "processes"
@@ -128,8 +131,10 @@ def game_env_config(
     stepping: str = "processes",
     num_workers: int | None = None,
     seed: int = 0,
+    kickoff_jitter: float = 0.0,
 ) -> EnvConfig:
-    """Arenas for full games: every reset is a kickoff and only the game clock ends a game."""
+    """Arenas for full games: every reset is a kickoff (spawns moved by up to `kickoff_jitter` uu) and only
+    the game clock ends a game."""
     return EnvConfig(
         num_arenas=num_arenas,
         blue_size=blue_size,
@@ -139,6 +144,7 @@ def game_env_config(
         stepping=stepping,
         num_workers=num_workers,
         state_setter={"kickoff": 1.0},
+        kickoff_jitter=kickoff_jitter,
         episode_seconds=0.0,
         no_touch_seconds=0.0,
         seed=seed,
@@ -156,8 +162,8 @@ def play_match(
 ) -> MatchResult:
     """Play config.num_games full games of A against B; returns A's results.
 
-    `env` reuses an existing BatchedEnv (its arenas, team sizes and tick skip are used, the rest of
-    `config` still applies); it is reset, not closed.
+    `env` reuses an existing BatchedEnv (its arenas, team sizes, tick skip and kickoff jitter are used,
+    the rest of `config` still applies); it is reset, not closed.
     """
     config = config or MatchConfig()
     device = torch.device(device)
@@ -175,6 +181,7 @@ def play_match(
                 config.stepping,
                 config.num_workers,
                 config.seed,
+                config.kickoff_jitter,
             ),
             device=device,
         )

@@ -3,8 +3,8 @@
 Scalar names: charts/SPS, charts/episode_return, charts/episode_length, charts/touches_per_minute
 (per car, per minute of game time), losses/policy, losses/value,
 losses/entropy, losses/approx_kl, losses/clipfrac, losses/explained_variance, losses/grad_norm,
-charts/learning_rate, rewards/<term>, time/env, time/inference, time/learn, and on CUDA gpu/util (%) and
-gpu/memory (GiB) through NVML.
+charts/learning_rate, charts/entropy_coef, rewards/<term>, time/env, time/inference, time/learn, and on
+CUDA gpu/util (%) and gpu/memory (GiB) through NVML.
 """
 
 from __future__ import annotations
@@ -74,6 +74,8 @@ class TrainLogger:
             if name in stats.values:
                 self._scalar(f"losses/{name}", stats.values[name], step)
         self._scalar("charts/learning_rate", stats.values.get("learning_rate", 0.0), step)
+        if "entropy_coef" in stats.values:
+            self._scalar("charts/entropy_coef", stats.values["entropy_coef"], step)
         mean_return = float(np.mean(trainer.recent_returns)) if trainer.recent_returns else float("nan")
         mean_length = float(np.mean(trainer.recent_lengths)) if trainer.recent_lengths else float("nan")
         if trainer.recent_returns:

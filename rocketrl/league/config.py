@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+
+from rocketrl.env.setters import MAX_KICKOFF_JITTER
 
 OPPONENT_KINDS = ("selfplay", "checkpoint", "rule")
 
@@ -32,6 +35,10 @@ class LeagueConfig:
     """Game clock of evaluation games, seconds."""
     eval_deterministic: bool = False
     """The learner acts greedily (its most likely action) in evaluation games instead of sampling."""
+    eval_kickoff_jitter: float = 0.0
+    """Move each car's kickoff spawn in evaluation games by up to this many uu in x and y (0 to 100). A greedy
+    learner against RulePolicy replays the same kickoff from the same spawn; a few uu make the games
+    independent trials."""
     eval_replays: bool = False
     """Save a replay of every evaluation game in <run>/replays/."""
     replay_top: int = 0
@@ -63,6 +70,10 @@ class LeagueConfig:
             raise ValueError(f"league.eval_games={self.eval_games}: must be at least 1")
         if self.eval_game_seconds <= 0:
             raise ValueError(f"league.eval_game_seconds={self.eval_game_seconds}: must be positive")
+        if not (math.isfinite(self.eval_kickoff_jitter) and 0.0 <= self.eval_kickoff_jitter <= MAX_KICKOFF_JITTER):
+            raise ValueError(
+                f"league.eval_kickoff_jitter={self.eval_kickoff_jitter!r}: must lie in [0, {MAX_KICKOFF_JITTER:g}] uu"
+            )
         if self.replay_top < 0:
             raise ValueError(f"league.replay_top={self.replay_top}: must be 0 (off) or positive")
 

@@ -180,6 +180,7 @@ class League:
                     env_config.stepping,
                     env_config.num_workers,
                     seed=self.seed + 7919,
+                    kickoff_jitter=cfg.eval_kickoff_jitter,
                 ),
                 device=self.device,
             )

@@ -43,6 +43,8 @@ def summarize(trainer: Trainer) -> str:
         f"batch         {batch:,} = {p.rollout_steps} steps x {trainer.num_agents} agents, "
         f"{p.minibatches} minibatches of {batch // p.minibatches:,}, {p.epochs} epochs",
         f"learning rate {p.learning_rate:g} ({p.lr_schedule})",
+        f"entropy coef  {p.entropy_coef:g}"
+        + (f" -> {p.resolved_entropy_coef_end:g} ({p.entropy_schedule})" if p.entropy_schedule != "constant" else ""),
         f"checkpoints   every {cfg.run.checkpoint_interval:,} steps, "
         f"keep best {cfg.run.keep_best} by {cfg.run.best_by}",
         f"timesteps     {cfg.run.timesteps:,}",

@@ -85,6 +85,7 @@ class Trainer:
         ).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5)
         self.lr_schedule = Schedule(kind=p.lr_schedule, start=p.learning_rate, end=p.resolved_lr_end)
+        self.entropy_schedule = Schedule(kind=p.entropy_schedule, start=p.entropy_coef, end=p.resolved_entropy_coef_end)
         self.obs_norm = ObservationNormalizer(self.env.obs_size, self.device, clip=p.obs_clip)
         self.return_scaler: ReturnScaler | None = None
         self._setup_agents()
@@ -502,7 +503,7 @@ class Trainer:
                 raise FloatingPointError(f"debug check: {name} holds NaN or inf {where}")
 
     def _update(self) -> UpdateStats:
-        """The PPO update of the rollout in storage, at the scheduled learning rate."""
+        """The PPO update of the rollout in storage, at the scheduled learning rate and entropy weight."""
         progress = min(1.0, self.counters.global_step / max(1, self.cfg.run.timesteps))
         stats, skipped = ppo_update(
             self.model,
@@ -511,6 +512,7 @@ class Trainer:
             self.storage,
             self.cfg.ppo,
             self.lr_schedule.value(progress),
+            self.entropy_schedule.value(progress),
             self.shuffle,
             self._autocast,
         )

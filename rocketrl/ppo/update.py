@@ -29,6 +29,7 @@ def ppo_update(
     storage: RolloutStorage,
     p: PPOConfig,
     learning_rate: float,
+    entropy_coef: float,
     shuffle: torch.Generator,
     autocast: Callable[[], AbstractContextManager],
 ) -> tuple[UpdateStats, int]:
@@ -59,7 +60,7 @@ def ppo_update(
                 p.clip_coef,
                 p.value_clip_coef,
             )
-            loss = terms.policy + p.value_coef * terms.value - p.entropy_coef * terms.entropy
+            loss = terms.policy + p.value_coef * terms.value - entropy_coef * terms.entropy
             optimizer.zero_grad(set_to_none=True)
             if not torch.isfinite(loss):
                 skipped += 1
@@ -93,4 +94,5 @@ def ppo_update(
     stats = {name: total / max(1, count) for name, total in sums.items()}
     stats["explained_variance"] = float(explained_variance(storage.values, storage.returns))
     stats["learning_rate"] = optimizer.param_groups[0]["lr"]
+    stats["entropy_coef"] = entropy_coef
     return UpdateStats(stats), skipped
