@@ -260,8 +260,10 @@ def test_top_return_episodes_and_evaluation_games_are_saved_as_replays(tmp_path:
     assert [e["return"] for e in index] == sorted((e["return"] for e in index), reverse=True)
     assert sorted(p.name for p in top.glob("*.safetensors")) == sorted(e["file"] for e in index)
     replay = load_replay(top / index[0]["file"])
-    # 3 s episodes at 15 steps per second: 45 steps, from the kickoff/reset state on.
-    assert replay.num_steps == index[0]["steps"] == 45
+    # 3 s episodes at 15 steps per second: 45 steps from the kickoff/reset state on, then the state the
+    # episode ended in, with zero controls.
+    assert index[0]["steps"] == 45 and replay.num_steps == 46
+    assert (replay.controls[-1] == 0).all() and (replay.controls[:-1] != 0).any()
     assert replay.meta["episode_return"] == pytest.approx(index[0]["return"])
 
     match = MatchConfig(num_games=2, game_seconds=2.0, num_arenas=2, stepping="serial", overtime=False)
@@ -270,7 +272,33 @@ def test_top_return_episodes_and_evaluation_games_are_saved_as_replays(tmp_path:
     games = sorted((tmp_path / "eval").glob("game_*.safetensors"))
     assert [g.name for g in games] == ["game_0000.safetensors", "game_0001.safetensors"]
     assert load_replay(games[1]).meta["blue_policy"] == "y"  # game 1: A plays orange
-    assert load_replay(games[0]).num_steps == 30
+    assert load_replay(games[0]).num_steps == 30 + 1  # 2 s of steps, then the final whistle's state
+
+
+def test_game_replays_hold_every_goal_then_the_kickoff(tmp_path: Path) -> None:
+    """Each goal of a game is a frame with its goal event and the new score, followed by the kickoff."""
+    from rocketrl.league.replay import load_replay
+    from rocketrl.policy.rule import RulePolicy
+
+    match = MatchConfig(num_games=2, game_seconds=30.0, num_arenas=2, stepping="serial", overtime=False)
+    match.replay_games, match.replay_dir = "all", str(tmp_path)
+    result = play_match(RulePolicy(seed=0), RandomPolicy(1), match, "rule", "random")
+    goals = result.goals_for + result.goals_against
+    assert goals >= 2, "RulePolicy should score on a random policy within 30 s"
+    seen = 0
+    for path in sorted(tmp_path.glob("game_*.safetensors")):
+        replay = load_replay(path)
+        scored = torch.nonzero(replay.goal >= 0).flatten().tolist()
+        seen += len(scored)
+        assert replay.num_steps == 450 + len(scored) + 1  # 30 s of steps, each goal's frame, the final state
+        for t in scored:
+            team = int(replay.goal[t])
+            score = replay.blue_score if team == 0 else replay.orange_score
+            assert score[t] == score[t - 1] + 1, "the goal frame carries the new score"
+            assert (replay.controls[t] == 0).all()
+            assert replay.ball_pos[t + 1, :2].abs().max() < 1e-3, "a kickoff follows the goal"
+        assert replay.blue_score[-1] + replay.orange_score[-1] == len(scored)
+    assert seen == goals
 
 
 def tiny_run(logdir: Path) -> list[str]:

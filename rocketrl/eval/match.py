@@ -256,6 +256,7 @@ def _play(
         finished = regulation_over & (~level | (not config.overtime) | overtime_over)
         finished &= active
         kickoff = step.terminated.to(device) | finished
+        recorders.append_final(state, kickoff)  # the goal (or the final whistle) before the reset
         if bool(finished.any()):
             for i in torch.nonzero(finished).flatten().tolist():
                 record = GameRecord(
@@ -324,6 +325,12 @@ class _Recorders:
     def append(self, state, controls: torch.Tensor) -> None:
         for arena, (recorder, _, _) in self.active.items():
             recorder.append_from_state(state, arena, controls[arena])  # type: ignore[attr-defined]
+
+    def append_final(self, state, ended: torch.Tensor) -> None:
+        """The state `ended` (A,) arenas ended a step in, before the kickoff reset, with its goal event."""
+        for arena, (recorder, _, _) in self.active.items():
+            if bool(ended[arena]):
+                recorder.append_final_from_state(state, arena)  # type: ignore[attr-defined]
 
     def finish(self, arena: int) -> None:
         entry = self.active.pop(arena, None)

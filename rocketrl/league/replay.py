@@ -25,6 +25,10 @@ goal               (T,)         int8     event of the step that led to state t: 
                                          0 blue scored, 1 orange scored (BatchState.goal_scored)
 =================  ===========  =======  ==========================================================
 
+Frames: the state each step started from, then, at the end of every episode and at every goal of a
+game, the state the step ended in (before any reset), with zero controls and its `goal` event. A
+game's replay so holds the goal frame and then the kickoff that follows it.
+
 Positions stay float32 because they reach ~6000 uu, where float16 would be off by several uu; so does
 the ball's velocity (up to 6000 uu/s). The cars' bounded quantities fit float16.
 A 1v1 step takes 131 bytes (`bytes_per_step`).
@@ -252,6 +256,11 @@ class ReplayRecorder:
             orange_score=state.orange_score[arena],
             goal=state.goal_scored[arena],
         )
+
+    def append_final_from_state(self, state: BatchState, arena: int) -> None:
+        """Record the state arena `arena` ended an episode (or a goal) in, before any reset: zero controls,
+        the step's goal event kept."""
+        self.append_from_state(state, arena, torch.zeros(self.num_cars, CONTROL_WIDTH))
 
     def tensors(self) -> dict[str, torch.Tensor]:
         """The recorded steps as (T, ...) tensors in the file's dtypes."""

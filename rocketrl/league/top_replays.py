@@ -42,8 +42,12 @@ class TopEpisodeReplays:
             self.episode_start = torch.full((state.num_arenas,), self.first_frame + len(self.frames))
         self.frames.append((state, controls.detach().clone()))
 
-    def episodes_ended(self, arenas: torch.Tensor, returns: torch.Tensor, step: int) -> None:
-        """Arenas (K,) whose episode ended with the step just recorded, and their learner returns (K,)."""
+    def episodes_ended(
+        self, arenas: torch.Tensor, returns: torch.Tensor, step: int, final_state: BatchState | None = None
+    ) -> None:
+        """Arenas (K,) whose episode ended with the step just recorded, and their learner returns (K,).
+        `final_state` is the state that step ended in, before the reset (its goal and touches); a saved
+        replay ends with it."""
         if self.episode_start is None:
             return
         end = self.first_frame + len(self.frames)  # one past the last frame
@@ -51,7 +55,7 @@ class TopEpisodeReplays:
             start = int(self.episode_start[arena])
             worst = min((k["return"] for k in self.kept), default=float("-inf"))
             if start >= self.first_frame and (len(self.kept) < self.keep or value > worst):
-                self._save(arena, start, end, value, step)
+                self._save(arena, start, end, value, step, final_state)
             self.episode_start[arena] = end
         # Frames before every arena's current episode are no longer needed.
         oldest = int(self.episode_start.min())
@@ -59,10 +63,12 @@ class TopEpisodeReplays:
             del self.frames[: oldest - self.first_frame]
             self.first_frame = oldest
 
-    def _save(self, arena: int, start: int, end: int, value: float, step: int) -> None:
+    def _save(self, arena: int, start: int, end: int, value: float, step: int, final_state: BatchState | None) -> None:
         recorder = ReplayRecorder(self.blue_size + self.orange_size, self.blue_size, self.orange_size, self.tick_skip)
         for state, controls in self.frames[start - self.first_frame : end - self.first_frame]:
             recorder.append_from_state(state, arena, controls[arena])
+        if final_state is not None:
+            recorder.append_final_from_state(final_state, arena)
         name = f"step_{step:012d}_arena_{arena:03d}.safetensors"
         recorder.save(self.directory / name, episode_return=value, blue_policy="learner", orange_policy="learner")
         self.kept.append({"file": name, "return": value, "step": step, "arena": arena, "steps": end - start})

@@ -376,7 +376,7 @@ class Trainer:
             replays.record(before, controls)
             if result.episodes:
                 returns = self._learner_mean(result.episodes, "return")
-                replays.episodes_ended(result.episodes["arena"], returns, self.counters.global_step)
+                replays.episodes_ended(result.episodes["arena"], returns, self.counters.global_step, result.state)
         if self.plan is not None and result.episodes:
             ended = torch.zeros(a, dtype=torch.bool, device=self.device)
             ended[result.episodes["arena"]] = True
