@@ -29,6 +29,7 @@ from rocketrl.env.rewards import (
     RewardConfig,
     RewardFunction,
     aerial_touch_height,
+    align_ball_goal,
     boost_held,
     boost_pickup,
     demolition,
@@ -736,6 +737,31 @@ def test_velocity_ball_to_goal_reward_signs_opposite_for_the_teams():
     expected = 3000.0 * dy / math.hypot(dy, dz) / 6000.0
     assert r[0, 0].item() == pytest.approx(expected, abs=1e-6)
     assert r[0, 1].item() == pytest.approx(-expected, abs=1e-6)
+
+
+def test_align_ball_goal_reward_is_one_goal_side_and_minus_one_beaten():
+    state = make_state(1, 1, 1)
+    state.ball_pos[0] = torch.tensor([0.0, 0.0, GOAL_Z])
+    state.car_pos[0] = torch.tensor([[0.0, -3000.0, GOAL_Z], [0.0, -3000.0, GOAL_Z]])
+    r = align_ball_goal(state, state)
+    # Both cars on the goal-to-goal line at y = -3000: blue is between its goal and the ball (1), orange
+    # has the ball between itself and its own goal (-1).
+    torch.testing.assert_close(r, torch.tensor([[1.0, -1.0]]), atol=1e-6, rtol=0)
+    # Off the line: blue at (1000, -3000), ball at the centre; each cosine by hand.
+    state.car_pos[0, 0] = torch.tensor([1000.0, -3000.0, GOAL_Z])
+    to_ball = torch.tensor([-1000.0, 3000.0]) / math.hypot(1000.0, 3000.0)
+    from_own_goal = torch.tensor([1000.0, BACK_WALL_Y - 3000.0]) / math.hypot(1000.0, BACK_WALL_Y - 3000.0)
+    to_attacked = torch.tensor([-1000.0, BACK_WALL_Y + 3000.0]) / math.hypot(1000.0, BACK_WALL_Y + 3000.0)
+    expected = 0.5 * (float(to_ball @ from_own_goal) + float(to_ball @ to_attacked))
+    assert align_ball_goal(state, state)[0, 0].item() == pytest.approx(expected, abs=1e-6)
+
+
+def test_align_ball_goal_reward_is_mirror_symmetric():
+    gen = torch.Generator().manual_seed(11)
+    state = random_state(8, 2, 2, gen)
+    mirrored = mirror_state(state, 2)
+    r, r_m = align_ball_goal(state, state), align_ball_goal(mirrored, mirrored)
+    torch.testing.assert_close(r_m, torch.cat([r[:, 2:], r[:, :2]], dim=1), atol=1e-5, rtol=0)
 
 
 def test_face_ball_reward():

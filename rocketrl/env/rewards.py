@@ -90,6 +90,20 @@ def velocity_ball_to_goal(prev: BatchState, state: BatchState) -> torch.Tensor:
     return (state.ball_vel.unsqueeze(1) * direction).sum(-1) / BALL_MAX_SPEED
 
 
+def align_ball_goal(prev: BatchState, state: BatchState) -> torch.Tensor:
+    """Being behind the ball, on the side of the goal the car defends: the mean of
+    cos(car -> ball, own goal -> car) (defence: the car stands between its goal and the ball) and
+    cos(car -> ball, car -> opponent goal) (offence: the ball lies between the car and the goal it
+    attacks). In [-1, 1]; -1 when the ball is behind the car on the way to its own goal."""
+    attack = opponent_goal(state)  # (A, C, 3)
+    defend = attack * attack.new_tensor([1.0, -1.0, 1.0])  # the goals sit at +-y: own = attacked, y mirrored
+    car = state.car_pos
+    to_ball = _unit(state.ball_pos.unsqueeze(1) - car)
+    defence = (to_ball * _unit(car - defend)).sum(-1)
+    offence = (to_ball * _unit(attack - car)).sum(-1)
+    return 0.5 * (defence + offence)
+
+
 def face_ball(prev: BatchState, state: BatchState) -> torch.Tensor:
     """Cosine between the car's forward vector and the direction to the ball."""
     direction = _unit(state.ball_pos.unsqueeze(1) - state.car_pos)
@@ -172,6 +186,7 @@ REWARD_TERMS: dict[str, RewardTerm] = {
     "velocity_player_to_ball": velocity_player_to_ball,
     "velocity_ball_to_goal": velocity_ball_to_goal,
     "face_ball": face_ball,
+    "align_ball_goal": align_ball_goal,
     "boost_pickup": boost_pickup,
     "boost_held": boost_held,
     "demolition": demolition,
