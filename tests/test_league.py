@@ -212,6 +212,7 @@ def test_short_league_run_and_eval_as_subprocesses(tmp_path: Path) -> None:
         "--ppo.rollout-steps", "64", "--model.actor-hidden", "[32]", "--model.critic-hidden", "[32]",
         "--league.opponents", "{selfplay: 0.5, checkpoint: 0.25, rule: 0.25}", "--league.snapshot-interval", "512",
         "--league.eval-interval", "768", "--league.eval-games", "2", "--league.eval-game-seconds", "4",
+        "--league.eval-kickoff-jitter", "5",
     ]  # fmt: skip
     done = subprocess.run(train, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -226,7 +227,7 @@ def test_short_league_run_and_eval_as_subprocesses(tmp_path: Path) -> None:
     evaluate = [
         sys.executable, "-m", "rocketrl.cli", "eval", "--checkpoint", str(checkpoint), "--opponents", "rule_policy",
         "--num-games", "2", "--game-seconds", "4", "--max-overtime-seconds", "2", "--workers", "1",
-        "--json", str(tmp_path / "eval.json"),
+        "--deterministic", "--kickoff-jitter", "5", "--json", str(tmp_path / "eval.json"),
     ]  # fmt: skip
     done = subprocess.run(evaluate, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
