@@ -38,6 +38,7 @@ from rocketrl.env.rewards import (
     save,
     shot,
     touch,
+    touch_strength,
     velocity_ball_to_goal,
     velocity_player_to_ball,
 )
@@ -712,6 +713,19 @@ def test_goal_reward():
 def test_touch_reward():
     state = make_state(2, 1, 1, car_touched_ball=torch.tensor([[True, False], [True, True]]))
     assert torch.equal(touch(state, state), torch.tensor([[1.0, 0.0], [1.0, 1.0]]))
+
+
+def test_touch_strength_reward_scales_with_the_ball_velocity_change():
+    prev = make_state(3, 1, 1)
+    state = make_state(3, 1, 1, car_touched_ball=torch.tensor([[True, False], [False, True], [False, False]]))
+    prev.ball_vel[:] = torch.tensor([0.0, 1000.0, 0.0])
+    state.ball_vel[0] = torch.tensor([0.0, 4000.0, 0.0])  # a shot: +3000 uu/s
+    state.ball_vel[1] = torch.tensor([0.0, 1000.0, 120.0])  # a push: 120 uu/s
+    state.ball_vel[2] = torch.tensor([0.0, -9000.0, 0.0])  # no touch: nothing, however large the change
+    r = touch_strength(prev, state)
+    torch.testing.assert_close(r, torch.tensor([[0.5, 0.0], [0.0, 0.02], [0.0, 0.0]]), atol=1e-6, rtol=0)
+    state.car_touched_ball[2, 0] = True
+    assert touch_strength(prev, state)[2, 0].item() == 1.0  # capped
 
 
 def test_velocity_player_to_ball_reward():
