@@ -276,6 +276,29 @@ def test_top_return_episodes_and_evaluation_games_are_saved_as_replays(tmp_path:
     assert load_replay(games[0]).num_steps == 30 + 1  # 2 s of steps, then the final whistle's state
 
 
+def test_a_reused_env_replays_the_same_match_for_the_same_seed(tmp_path: Path) -> None:
+    """League evaluations reuse one env: each match reseeds it, so its (jittered) kickoffs depend on the
+    match's seed only, not on what the env played before (and a resumed run evaluates as a straight one)."""
+    from rocketrl.env.batched import BatchedEnv
+    from rocketrl.eval.match import game_env_config
+    from rocketrl.league.replay import load_replay
+    from rocketrl.policy.rule import RulePolicy
+
+    env = BatchedEnv(game_env_config(2, 1, 1, stepping="serial", seed=3, kickoff_jitter=5.0))
+    try:
+        balls = []
+        for run in ("first", "other", "again"):
+            seed = 11 if run != "other" else 12
+            match = MatchConfig(num_games=2, game_seconds=3.0, num_arenas=2, overtime=False, seed=seed)
+            match.replay_games, match.replay_dir = "all", str(tmp_path / run)
+            play_match(RulePolicy(), RulePolicy(), match, "a", "b", env=env)
+            balls.append(torch.stack([load_replay(p).ball_pos for p in sorted((tmp_path / run).glob("*"))]))
+    finally:
+        env.close()
+    assert torch.equal(balls[0], balls[2])
+    assert not torch.equal(balls[0], balls[1])
+
+
 def test_game_replays_hold_every_goal_then_the_kickoff(tmp_path: Path) -> None:
     """Each goal of a game is a frame with its goal event and the new score, followed by the kickoff."""
     from rocketrl.league.replay import load_replay

@@ -163,7 +163,8 @@ def play_match(
     """Play config.num_games full games of A against B; returns A's results.
 
     `env` reuses an existing BatchedEnv (its arenas, team sizes, tick skip and kickoff jitter are used,
-    the rest of `config` still applies); it is reset, not closed.
+    the rest of `config` still applies); it is reseeded with `config.seed` and reset, not closed, so a
+    match plays the same kickoffs whatever the env played before.
     """
     config = config or MatchConfig()
     device = torch.device(device)
@@ -185,6 +186,8 @@ def play_match(
             ),
             device=device,
         )
+    else:
+        env.seed(config.seed)
     try:
         return _play(env, policy_a, policy_b, config, name_a, name_b, device, started)
     finally:
