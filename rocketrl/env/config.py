@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, fields
 from importlib import resources
 from pathlib import Path
 
-from rocketrl.env.setters import MAX_KICKOFF_JITTER
+from rocketrl.env.setters import MAX_KICKOFF_JITTER, kickoff_jitter_in_range
 from rocketrl.sim.arena import DEFAULT_TICK_SKIP
 
 
@@ -63,7 +62,7 @@ class EnvConfig:
             raise ValueError(f"env.num_arenas={self.num_arenas}: must be at least 1")
         if self.engine not in ("rocketsim", "warp"):
             raise ValueError(f"env.engine={self.engine!r}: choose 'rocketsim' or 'warp'")
-        if not (math.isfinite(self.kickoff_jitter) and 0.0 <= self.kickoff_jitter <= MAX_KICKOFF_JITTER):
+        if not kickoff_jitter_in_range(self.kickoff_jitter):
             raise ValueError(
                 f"env.kickoff_jitter={self.kickoff_jitter!r}: must lie in [0, {MAX_KICKOFF_JITTER:g}] uu "
                 "(a few uu vary the kickoffs; 0 keeps the exact spawns)"

@@ -29,6 +29,11 @@ MAX_KICKOFF_JITTER = 100.0
 """Largest kickoff jitter accepted, uu: beyond it the kickoff is no longer the real one."""
 
 
+def kickoff_jitter_in_range(jitter: float) -> bool:
+    """True for a finite kickoff jitter (uu) in [0, MAX_KICKOFF_JITTER]."""
+    return math.isfinite(jitter) and 0.0 <= jitter <= MAX_KICKOFF_JITTER
+
+
 class StateSetter(Protocol):
     """Makes the state of K arenas."""
 
@@ -48,7 +53,7 @@ class KickoffSetter:
     """
 
     def __init__(self, blue_size: int, orange_size: int, jitter: float = 0.0) -> None:
-        if not (math.isfinite(jitter) and 0.0 <= jitter <= MAX_KICKOFF_JITTER):
+        if not kickoff_jitter_in_range(jitter):
             raise ValueError(
                 f"kickoff jitter {jitter!r} uu: must lie in [0, {MAX_KICKOFF_JITTER:g}] "
                 "(a few uu are enough to vary the kickoffs; 0 gives the exact spawns)"

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
-from rocketrl.env.setters import MAX_KICKOFF_JITTER
+from rocketrl.env.setters import MAX_KICKOFF_JITTER, kickoff_jitter_in_range
 
 OPPONENT_KINDS = ("selfplay", "checkpoint", "rule")
 
@@ -70,7 +69,7 @@ class LeagueConfig:
             raise ValueError(f"league.eval_games={self.eval_games}: must be at least 1")
         if self.eval_game_seconds <= 0:
             raise ValueError(f"league.eval_game_seconds={self.eval_game_seconds}: must be positive")
-        if not (math.isfinite(self.eval_kickoff_jitter) and 0.0 <= self.eval_kickoff_jitter <= MAX_KICKOFF_JITTER):
+        if not kickoff_jitter_in_range(self.eval_kickoff_jitter):
             raise ValueError(
                 f"league.eval_kickoff_jitter={self.eval_kickoff_jitter!r}: must lie in [0, {MAX_KICKOFF_JITTER:g}] uu"
             )
