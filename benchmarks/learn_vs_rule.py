@@ -76,10 +76,11 @@ def by_side(result) -> dict[str, dict[str, int]]:
     return sides
 
 
-def exact_summary(result) -> dict:
-    """The headline figures of the final games played again from the exact kickoff spawns."""
+def games_summary(result) -> dict:
+    """The figures of a set of final games: record, win rate with its interval, Elo, goals, touches, sides."""
     rate, low, high = result.win_rate_interval()
     return {
+        "eval_wall_seconds": round(result.wall_seconds, 1),
         "games": result.num_games,
         "wins": result.wins,
         "draws": result.draws,
@@ -90,8 +91,9 @@ def exact_summary(result) -> dict:
         "elo": round(performance_elo(result.wins, result.draws, result.losses), 1),
         "goals_for": result.goals_for,
         "goals_against": result.goals_against,
+        "touches_for": result.touches_for,
+        "touches_against": result.touches_against,
         "by_side": by_side(result),
-        "eval_wall_seconds": round(result.wall_seconds, 1),
     }
 
 
@@ -220,8 +222,10 @@ def main() -> None:
         parser.error("--select-games must be 0 (off) or positive")
     if args.candidates < 1:
         parser.error("--candidates must be at least 1")
-    if not 0.0 <= args.kickoff_jitter <= 100.0:
-        parser.error("--kickoff-jitter must lie in [0, 100] uu")
+    from rocketrl.env.setters import MAX_KICKOFF_JITTER, kickoff_jitter_in_range
+
+    if not kickoff_jitter_in_range(args.kickoff_jitter):
+        parser.error(f"--kickoff-jitter must lie in [0, {MAX_KICKOFF_JITTER:g}] uu")
 
     from rocketrl.config import load_config
     from rocketrl.eval.match import MatchConfig, play_match
@@ -283,8 +287,7 @@ def main() -> None:
             exact = play_match(learner, rule, match, "learner", "rule_policy", device=trainer.device)
     finally:
         trainer.close()
-    rate, low, high = result.win_rate_interval()
-    elo = performance_elo(result.wins, result.draws, result.losses)
+    final = games_summary(result)
     report = {
         "benchmark": "learn_vs_rule",
         "preset": args.preset,
@@ -294,26 +297,13 @@ def main() -> None:
         "select_wall_seconds": round(select_seconds, 1),
         "selection": selection,
         "bot": str(chosen) if chosen is not None else "final weights",
-        "eval_wall_seconds": round(result.wall_seconds, 1),
-        "games": result.num_games,
         "game_seconds": args.game_seconds,
-        "wins": result.wins,
-        "draws": result.draws,
-        "losses": result.losses,
-        "win_rate": rate,
-        "win_rate_low": low,
-        "win_rate_high": high,
-        "elo": round(elo, 1),
-        "goals_for": result.goals_for,
-        "goals_against": result.goals_against,
-        "touches_for": result.touches_for,
-        "touches_against": result.touches_against,
+        **final,
         "acting": "greedy" if greedy else "sampled",
         "kickoff_jitter": args.kickoff_jitter,
-        "by_side": by_side(result),
-        "exact_kickoffs": None if exact is None else exact_summary(exact),
+        "exact_kickoffs": None if exact is None else games_summary(exact),
         "target": {"win_rate": 0.7, "elo": 1650, "stretch_win_rate": 0.9, "stretch_elo": 1900},
-        "met": rate >= 0.7,
+        "met": final["win_rate"] >= 0.7,
         "machine": {"cpus": os.cpu_count(), "torch": torch.__version__, "python": platform.python_version()},
     }
     if args.plot:
