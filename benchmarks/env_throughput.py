@@ -3,8 +3,10 @@
 For 1v1 and 2v2, with 1 and 2 workers, at 256 arenas (by default), it measures
   raw: the same arenas stepped tick_skip ticks with no readout and no env layer (arena-ticks/s),
   env: BatchedEnv.step with random discrete actions (agent-steps/s, and the same in arena-ticks/s),
-alternating one raw step and one env step so that drift in the machine's speed hits both alike,
-and reports ratio = env rate / raw rate (target >= 0.75), with the env layer eager and compiled
+  engine: the engine's own step with the same kind of actions (physics and readout, no env layer),
+alternating one env, one engine and one raw step so that drift in the machine's speed hits all alike,
+and reports ratio = env rate / raw rate (target >= 0.75) and the engine's own ratio to raw (which
+bounds the env's from above), with the env layer eager and compiled
 (EnvConfig.compile). The "ratios" map (env/raw eager and compiled, the worst configuration of each,
 and compiled/eager env speed, the median) is what `rocketrl bench --check` compares. It also compares
 the engine's stepping modes (serial, multi_step, threads, processes) on the engine alone. Prints one
@@ -49,13 +51,17 @@ def bench_env(arenas: int, team_size: int, workers: int, steps: int, compile_lay
         def step_env() -> None:
             env.step(torch.randint(0, 90, (arenas, n), generator=generator))
 
+        def step_engine() -> None:  # the engine with its readout, no env layer: the ceiling of env / raw
+            actions = torch.randint(0, 90, (arenas, n), generator=generator)
+            env.engine.step(env.action_parser.parse(actions, arenas, n, validate=False))
+
         started = time.perf_counter()
         step_env()  # compiles the env layer when asked
         first_step_s = time.perf_counter() - started
         for _ in range(3):
             step_env()
             env.engine.step_raw()
-        env_s, raw_s = alternating_medians(step_env, env.engine.step_raw, steps)
+        env_s, engine_s, raw_s = alternating_medians(step_env, step_engine, env.engine.step_raw, steps=steps)
     finally:
         env.close()
     ticks = env.config.tick_skip
@@ -69,6 +75,7 @@ def bench_env(arenas: int, team_size: int, workers: int, steps: int, compile_lay
         "env_arena_ticks_per_s": round(arenas * ticks / env_s),
         "env_agent_steps_per_s": round(arenas * n / env_s),
         "ratio_env_to_raw": round(raw_s / env_s, 3),
+        "ratio_engine_to_raw": round(raw_s / engine_s, 3),
     }
 
 
@@ -84,7 +91,7 @@ def bench_stepping_modes(arenas: int, workers: int, steps: int) -> list[dict]:
         try:
             for _ in range(3):
                 engine.step(controls)
-            step_s, raw_s = alternating_medians(lambda e=engine: e.step(controls), engine.step_raw, steps)
+            step_s, raw_s = alternating_medians(lambda e=engine: e.step(controls), engine.step_raw, steps=steps)
         finally:
             engine.close()
         ticks = engine.tick_skip
@@ -122,6 +129,8 @@ def main(argv: list[str] | None = None) -> dict:
         "target_ratio": 0.75,
         "min_ratio_eager": min(row["ratio_env_to_raw"] for row in env_rows if not row["compiled_env_layer"]),
         "min_ratio_compiled": min(row["ratio_env_to_raw"] for row in env_rows if row["compiled_env_layer"]),
+        # The engine step alone (physics and readout into the BatchState, no env layer) bounds env / raw.
+        "max_ratio_engine": max(row["ratio_engine_to_raw"] for row in env_rows),
     }
     # Unitless ratios measured within this run, larger is better: `rocketrl bench --check` compares these.
     eager = {

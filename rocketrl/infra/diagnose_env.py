@@ -16,20 +16,16 @@ WARMUP_STEPS = 3
 """Untimed steps first: RocketSim's first step of a new arena builds its collision caches."""
 
 
-def alternating_medians(
-    step_env: Callable[[], object], step_physics: Callable[[], object], steps: int
-) -> tuple[float, float]:
-    """Median seconds of one env step and one physics step, alternated so machine drift hits both alike."""
-    env_s, physics_s = [], []
+def alternating_medians(*step_fns: Callable[[], object], steps: int) -> tuple[float, ...]:
+    """Median seconds of one call of each step function, called in turn `steps` times so that machine
+    drift hits all alike."""
+    times: list[list[float]] = [[] for _ in step_fns]
     for _ in range(steps):
-        t0 = time.perf_counter()
-        step_env()
-        t1 = time.perf_counter()
-        step_physics()
-        t2 = time.perf_counter()
-        env_s.append(t1 - t0)
-        physics_s.append(t2 - t1)
-    return statistics.median(env_s), statistics.median(physics_s)
+        for fn, seconds in zip(step_fns, times):
+            started = time.perf_counter()
+            fn()
+            seconds.append(time.perf_counter() - started)
+    return tuple(statistics.median(seconds) for seconds in times)
 
 
 def measure_engine(env_config: EnvConfig, device: torch.device, steps: int) -> dict[str, Any]:
@@ -67,7 +63,7 @@ def measure_engine(env_config: EnvConfig, device: torch.device, steps: int) -> d
         for _ in range(WARMUP_STEPS):
             step_env()
             step_physics()
-        env_s, physics_s = alternating_medians(step_env, step_physics, steps)
+        env_s, physics_s = alternating_medians(step_env, step_physics, steps=steps)
     finally:
         env.close()
     ticks = env_config.tick_skip
