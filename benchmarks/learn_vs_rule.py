@@ -14,6 +14,10 @@ evaluations) each play G full games against RulePolicy, and the one with the mos
 newer) is the bot that plays the final games, on arena seeds of their own. The selection's time is
 reported beside the training's.
 
+Engines (--engine rocketsim|warp, default the preset's): the engine the bot trains in, in-training
+evaluations included. The selection and final games are always played in RocketSim, so a bot trained
+on the warp engine reports how its skills carry over to RocketSim.
+
 Kickoffs (--kickoff-jitter UU, default 5): physics is deterministic, so a greedy bot against RulePolicy
 replays the same kickoff from the same spawn and car order, and from exact spawns 100 games are a
 handful of distinct kickoffs repeated. The selection and final games move each car's spawn by up to UU
@@ -21,8 +25,8 @@ in x and y, which makes them independent trials; the final games are then played
 exact spawns and reported under "exact_kickoffs".
 
     python benchmarks/learn_vs_rule.py [--preset vs_rule] [--timesteps N] [--minutes M] [--games 100]
-        [--select-games 32] [--candidates 4] [--kickoff-jitter 5] [--plot docs/learn_vs_rule.png]
-        [--out report.json]
+        [--engine rocketsim|warp] [--select-games 32] [--candidates 4] [--kickoff-jitter 5]
+        [--plot docs/learn_vs_rule.png] [--out report.json]
 """
 
 from __future__ import annotations
@@ -203,6 +207,13 @@ def main() -> None:
         "--candidates", type=int, default=4, help="checkpoints tried: the latest and the best others (default 4)"
     )
     parser.add_argument(
+        "--engine",
+        choices=("rocketsim", "warp"),
+        default=None,
+        help="the physics engine the bot trains in (default: the preset's). The selection and final games "
+        "are always played in RocketSim, so a bot trained on warp shows how its skills carry over",
+    )
+    parser.add_argument(
         "--kickoff-jitter",
         type=float,
         default=5.0,
@@ -245,6 +256,8 @@ def main() -> None:
         overrides += ["--run.timesteps", str(args.timesteps)]
     if args.minutes is not None:
         overrides += ["--run.max-minutes", str(args.minutes)]
+    if args.engine is not None:
+        overrides += ["--env.engine", args.engine]
     cfg = load_config(preset, overrides)
 
     started = time.perf_counter()
@@ -291,6 +304,8 @@ def main() -> None:
     report = {
         "benchmark": "learn_vs_rule",
         "preset": args.preset,
+        "train_engine": cfg.env.engine,
+        "eval_engine": match.engine,
         "run": str(trainer.run_dir),
         "steps": trainer.counters.global_step,
         "train_wall_seconds": round(train_seconds, 1),
