@@ -6,11 +6,10 @@ For 1v1 and 2v2, with 1 and 2 workers, at 256 arenas (by default), it measures
   engine: the engine's own step with the same kind of actions (physics and readout, no env layer),
 alternating one env, one engine and one raw step so that drift in the machine's speed hits all alike,
 and reports ratio = env rate / raw rate (target >= 0.75) and the engine's own ratio to raw (which
-bounds the env's from above), with the env layer eager and compiled
-(EnvConfig.compile). The "ratios" map (env/raw eager and compiled, the worst configuration of each,
-and compiled/eager env speed, the median) is what `rocketrl bench --check` compares. It also compares
-the engine's stepping modes (serial, multi_step, threads, processes) on the engine alone. Prints one
-JSON object.
+bounds the env's from above), with the env layer eager and compiled (EnvConfig.compile). The "ratios"
+map (env/raw eager and compiled and engine/raw, the worst configuration of each, and compiled/eager env
+speed, the median) is what `rocketrl bench --check` compares. It also compares the engine's stepping
+modes (serial, multi_step, threads, processes) on the engine alone. Prints one JSON object.
 
     python benchmarks/env_throughput.py [--arenas 256] [--steps 40] [--quick]
 """
@@ -142,6 +141,7 @@ def main(argv: list[str] | None = None) -> dict:
     result["ratios"] = {
         "env_to_raw_eager": result["min_ratio_eager"],
         "env_to_raw_compiled": result["min_ratio_compiled"],
+        "engine_to_raw": min(row["ratio_engine_to_raw"] for row in env_rows),
         "compiled_to_eager": round(statistics.median(speedups), 3),
     }
     print(json.dumps(result, indent=2))
