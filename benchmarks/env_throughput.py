@@ -9,7 +9,8 @@ and reports ratio = env rate / raw rate (target >= 0.75) and the engine's own ra
 bounds the env's from above), with the env layer eager and compiled (EnvConfig.compile). The "ratios"
 map (env/raw eager and compiled and engine/raw, the worst configuration of each, and compiled/eager env
 speed, the median) is what `rocketrl bench --check` compares. It also compares the engine's stepping
-modes (serial, multi_step, threads, processes) on the engine alone. Prints one JSON object.
+modes (serial, multi_step, threads, processes) on the engine alone, and ("readout") the microseconds
+per arena of physics and of RocketSim's read calls in one process. Prints one JSON object.
 
     python benchmarks/env_throughput.py [--arenas 256] [--steps 40] [--quick]
 """
@@ -108,6 +109,57 @@ def bench_stepping_modes(arenas: int, workers: int, steps: int) -> list[dict]:
     return rows
 
 
+def bench_readout(arenas: int, team_size: int, steps: int, seed: int = 0) -> dict:
+    """Microseconds per arena of physics and of RocketSim's read calls, in this process: what any
+    readout through RocketSim's Python bindings costs at least.
+
+    Alternates a raw step of `arenas` arenas (random discrete actions) with one read pass of a kind:
+    `Arena.get_gym_state` (every arena), `Car.get_state` (every car), and the block's whole readout
+    (gym states, jump flags, events). Medians over `steps` steps.
+    """
+    import numpy as np
+
+    from rocketrl.env.actions import lookup_table
+    from rocketrl.sim.arena import TICK_TIME
+    from rocketrl.sim.rocketsim_block import ArenaBlock, StateLayout
+
+    n = 2 * team_size
+    layout = StateLayout(n)
+    state = np.zeros((arenas, layout.width), np.float32)
+    controls = np.zeros((arenas, n, 8), np.float32)
+    reset_rows = np.zeros((arenas, layout.reset_width()), np.float32)
+    block = ArenaBlock(0, arenas, team_size, team_size, seed, state, controls, reset_rows)
+    table = lookup_table().numpy()
+    rng = np.random.default_rng(seed)
+    cars = [car for arena_cars in block.cars for car in arena_cars]
+    passes = {
+        "get_gym_state": lambda: [arena.get_gym_state() for arena in block.arenas],
+        "car_get_state": lambda: [car.get_state() for car in cars],
+        "block_readout": lambda: block.read_all(dt=8 * TICK_TIME),
+    }
+    seconds: dict[str, list[float]] = {"physics": [], **{name: [] for name in passes}}
+    for i in range(3 + steps * len(passes)):
+        controls[:] = table[rng.integers(0, len(table), (arenas, n))]
+        block.apply_controls()
+        started = time.perf_counter()
+        block.step_raw(8)
+        physics_s = time.perf_counter() - started
+        name = list(passes)[i % len(passes)]
+        started = time.perf_counter()
+        passes[name]()
+        if i >= 3:  # the first steps of new arenas build RocketSim's collision caches
+            seconds["physics"].append(physics_s)
+            seconds[name].append(time.perf_counter() - started)
+    us = {name: round(1e6 * statistics.median(values) / arenas, 2) for name, values in seconds.items()}
+    return {
+        "team_size": f"{team_size}v{team_size}",
+        "arenas": arenas,
+        "us_per_arena": us,
+        # The share of raw stepping that the readout alone leaves, whatever the env layer costs.
+        "ceiling_engine_to_raw": round(us["physics"] / (us["physics"] + us["block_readout"]), 3),
+    }
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--arenas", type=int, default=256)
@@ -125,6 +177,7 @@ def main(argv: list[str] | None = None) -> dict:
         "tick_skip": 8,
         "env": env_rows,
         "stepping_modes": bench_stepping_modes(args.arenas, 2, args.steps),
+        "readout": [bench_readout(min(args.arenas, 128), team, args.steps) for team in (1, 2)],
         "target_ratio": 0.75,
         "min_ratio_eager": min(row["ratio_env_to_raw"] for row in env_rows if not row["compiled_env_layer"]),
         "min_ratio_compiled": min(row["ratio_env_to_raw"] for row in env_rows if row["compiled_env_layer"]),
