@@ -67,6 +67,25 @@ def test_batched_env_runs_on_the_warp_engine():
         env.close()
 
 
+def test_eval_command_plays_games_on_the_warp_engine(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    evaluate = [
+        sys.executable, "-m", "rocketrl.cli", "eval", "--checkpoint", "rule_policy", "--opponents", "random",
+        "--engine", "warp", "--num-games", "2", "--game-seconds", "4", "--max-overtime-seconds", "2",
+        "--no-ratings", "--json", str(tmp_path / "eval.json"),
+    ]  # fmt: skip
+    done = subprocess.run(evaluate, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads((tmp_path / "eval.json").read_text())
+    (result,) = report["results"]
+    assert report["engine"] == "warp"
+    assert result["num_games"] == 2 and result["name_a"] == "rule_policy" and result["name_b"] == "random"
+    assert result["wins"] + result["draws"] + result["losses"] == 2
+
+
 def test_events_and_shapes_match_the_rocketsim_engine():
     from rocketrl.sim.rocketsim import RocketSimEngine
     from rocketrl.sim.warp.engine import WarpEngine

@@ -3,6 +3,7 @@
     rocketrl eval --checkpoint runs/x/checkpoints/step_X.safetensors --opponents rule_policy,PATH2 \\
         --num-games 25 --team-size 1 [--json out.json]
     rocketrl eval --tournament --policies rule_policy,PATH1,PATH2 --num-games 10
+    rocketrl eval --checkpoint PATH --engine warp   # the same games on the warp engine
 
 Results update the ratings (Elo with RulePolicy anchored at 1500, and OpenSkill) stored in a league
 file: by default the checkpoint's run folder league.json, else --league PATH.
@@ -39,6 +40,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-overtime-seconds", type=float, default=300.0, help="overtime cap, then a draw")
     p.add_argument("--arenas", type=positive_int, default=None, help="arenas side by side (default min(games, 64))")
     p.add_argument("--workers", type=positive_int, default=None, help="stepping workers (default: CPU cores)")
+    p.add_argument(
+        "--engine",
+        choices=("rocketsim", "warp"),
+        default="rocketsim",
+        help="physics engine of the games (default rocketsim; warp: rocketrl's batched engine, e.g. to compare "
+        "how a bot plays in both)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--deterministic", action="store_true", help="checkpoints act greedily instead of sampling")
     p.add_argument(
@@ -134,6 +142,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             max_overtime_seconds=args.max_overtime_seconds,
             num_arenas=args.arenas,
             num_workers=args.workers,
+            engine=args.engine,
             seed=args.seed,
             kickoff_jitter=args.kickoff_jitter,
             replay_games="all" if args.replays else (),
@@ -151,6 +160,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.json:
         report = {
             "team_size": f"{blue}v{orange}",
+            "engine": args.engine,
             "num_games": args.num_games,
             "game_seconds": args.game_seconds,
             "results": [r.to_dict() for r in results],
