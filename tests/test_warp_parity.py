@@ -86,6 +86,24 @@ def test_eval_command_plays_games_on_the_warp_engine(tmp_path):
     assert result["wins"] + result["draws"] + result["losses"] == 2
 
 
+def test_eval_engine_flag_reaches_the_match(monkeypatch):
+    from rocketrl.cli import main
+    from rocketrl.eval import cli as eval_cli
+    from rocketrl.eval.match import MatchResult
+
+    engines = []
+
+    def fake_play_match(a, b, config, name_a, name_b, device="cpu"):
+        engines.append(config.engine)
+        return MatchResult(name_a, name_b)
+
+    monkeypatch.setattr(eval_cli, "play_match", fake_play_match)
+    for engine in ("warp", "rocketsim"):
+        args = ["eval", "--checkpoint", "rule_policy", "--opponents", "random", "--engine", engine, "--no-ratings"]
+        assert main(args) == 0
+    assert engines == ["warp", "rocketsim"]
+
+
 def test_events_and_shapes_match_the_rocketsim_engine():
     from rocketrl.sim.rocketsim import RocketSimEngine
     from rocketrl.sim.warp.engine import WarpEngine
