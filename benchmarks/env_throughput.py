@@ -120,7 +120,7 @@ def bench_readout(arenas: int, team_size: int, steps: int, seed: int = 0) -> dic
     import numpy as np
 
     from rocketrl.env.actions import lookup_table
-    from rocketrl.sim.arena import TICK_TIME
+    from rocketrl.sim.arena import DEFAULT_TICK_SKIP, TICK_TIME
     from rocketrl.sim.rocketsim_block import ArenaBlock, StateLayout
 
     n = 2 * team_size
@@ -135,16 +135,17 @@ def bench_readout(arenas: int, team_size: int, steps: int, seed: int = 0) -> dic
     passes = {
         "get_gym_state": lambda: [arena.get_gym_state() for arena in block.arenas],
         "car_get_state": lambda: [car.get_state() for car in cars],
-        "block_readout": lambda: block.read_all(dt=8 * TICK_TIME),
+        "block_readout": lambda: block.read_all(dt=DEFAULT_TICK_SKIP * TICK_TIME),
     }
     seconds: dict[str, list[float]] = {"physics": [], **{name: [] for name in passes}}
+    names = list(passes)
     for i in range(3 + steps * len(passes)):
         controls[:] = table[rng.integers(0, len(table), (arenas, n))]
         block.apply_controls()
         started = time.perf_counter()
-        block.step_raw(8)
+        block.step_raw(DEFAULT_TICK_SKIP)
         physics_s = time.perf_counter() - started
-        name = list(passes)[i % len(passes)]
+        name = names[i % len(names)]
         started = time.perf_counter()
         passes[name]()
         if i >= 3:  # the first steps of new arenas build RocketSim's collision caches
