@@ -1,12 +1,14 @@
 """Engine throughput: the warp engine against RocketSim, arena-ticks/s and car-ticks/s, 1v1 and 2v2.
 
-Warp runs 1,024 to 65,536 arenas per launch (`--quick`: 1,024 and 4,096). RocketSim is measured at a
-smaller count (its cost grows linearly with arenas), stepped serially in this process and with one
-worker process per core, and reported per arena-tick. Controls are fixed per car (full throttle,
-boost, a steady steer) so cars drive, turn, touch and collide. Prints one JSON object with a "ratios"
-map: warp rate / RocketSim rate (best RocketSim mode), per team size and arena count.
+Warp runs 1,024 to 65,536 arenas per step (`--quick`: 1,024 and 4,096); on the CPU once with one
+launch thread and once with one per core, on CUDA as one launch. RocketSim is measured at a smaller
+count (its cost grows linearly with arenas), stepped serially in this process and with one worker
+process per core, and reported per arena-tick. Controls are fixed per car (full throttle, boost, a
+steady steer) so cars drive, turn, touch and collide. Prints one JSON object with a "ratios" map: the
+best warp mode's rate / the best RocketSim mode's rate, per team size and arena count, and on the CPU
+"ratios_one_core": warp on one thread / RocketSim serial.
 
-    python benchmarks/engine_throughput.py [--quick] [--steps 5] [--rocketsim-arenas 64]
+    python benchmarks/engine_throughput.py [--quick] [--steps 5] [--rocketsim-arenas 64] [--device cpu|cuda]
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import platform
 import time
 
 import torch
+import warp as wp
 
 from rocketrl.sim.rocketsim import RocketSimEngine
 from rocketrl.sim.warp.engine import WarpEngine
@@ -44,15 +47,27 @@ def _time_steps(step, steps: int) -> float:
     return best
 
 
-def bench_warp(arenas: int, team: int, steps: int) -> dict:
-    engine = WarpEngine(arenas, team, team, tick_skip=TICK_SKIP)
+def bench_warp(arenas: int, team: int, steps: int, device: str, threads: int) -> dict:
+    engine = WarpEngine(arenas, team, team, tick_skip=TICK_SKIP, device=device, num_workers=threads)
     engine.t["controls"].copy_(_controls(arenas, 2 * team))
-    seconds = _time_steps(engine.step_raw, steps)
-    with_state = _time_steps(lambda: engine.step(engine.t["controls"].clone()), max(1, steps // 2))
+    wp_device = wp.device_from_torch(engine.device)
+
+    def step() -> None:
+        engine.step_raw()
+        wp.synchronize_device(wp_device)
+
+    def step_with_state() -> None:
+        engine.step(engine.t["controls"].clone())
+        wp.synchronize_device(wp_device)
+
+    seconds = _time_steps(step, steps)
+    with_state = _time_steps(step_with_state, max(1, steps // 2))
+    launch_threads = engine.num_workers
     engine.close()
     rate = arenas * TICK_SKIP / seconds
     return {
         "arenas": arenas,
+        "launch_threads": launch_threads,
         "arena_ticks_per_s": rate,
         "car_ticks_per_s": rate * 2 * team,
         "arena_ticks_per_s_with_state_snapshot": arenas * TICK_SKIP / with_state,
@@ -77,24 +92,38 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="1,024 and 4,096 warp arenas, fewer steps")
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--rocketsim-arenas", type=int, default=64)
+    parser.add_argument("--device", default="cpu", help="warp's device: cpu or cuda")
     args = parser.parse_args()
     counts = [1024, 4096] if args.quick else [1024, 4096, 16384, 65536]
     steps = 2 if args.quick else args.steps
+    cores = os.cpu_count() or 1
+    on_cpu = torch.device(args.device).type == "cpu"
+    thread_counts = sorted({1, cores}) if on_cpu else [1]
     result: dict = {
-        "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(), "torch": torch.__version__},
+        "machine": {"cpu_count": cores, "platform": platform.platform(), "torch": torch.__version__},
         "tick_skip": TICK_SKIP,
-        "warp_device": "cpu",
+        "warp_device": args.device,
         "rocketsim": {},
         "warp": {},
         "ratios": {},
     }
+    if on_cpu:
+        result["ratios_one_core"] = {}
     for team in (1, 2):
         key = f"{team}v{team}"
         rs = [bench_rocketsim(args.rocketsim_arenas, team, steps, mode) for mode in ("serial", "processes")]
         best = max(r["arena_ticks_per_s"] for r in rs)
         result["rocketsim"][key] = rs
-        result["warp"][key] = [bench_warp(n, team, steps) for n in counts]
-        result["ratios"][key] = {str(w["arenas"]): w["arena_ticks_per_s"] / best for w in result["warp"][key]}
+        rows = [bench_warp(n, team, steps, args.device, t) for n in counts for t in thread_counts]
+        result["warp"][key] = rows
+        result["ratios"][key] = {
+            str(n): max(w["arena_ticks_per_s"] for w in rows if w["arenas"] == n) / best for n in counts
+        }
+        if on_cpu:
+            serial = next(r["arena_ticks_per_s"] for r in rs if r["stepping"] == "serial")
+            result["ratios_one_core"][key] = {
+                str(w["arenas"]): w["arena_ticks_per_s"] / serial for w in rows if w["launch_threads"] == 1
+            }
     print(json.dumps(result, indent=2))
 
 

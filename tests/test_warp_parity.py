@@ -125,6 +125,31 @@ def test_events_and_shapes_match_the_rocketsim_engine():
         assert (s.ball_last_touch >= 0).all()
 
 
+def test_cpu_launch_threads_step_the_same_arenas_as_one_launch():
+    """On the CPU a step splits the arenas over launch threads; every arena ends bit-identical to one launch,
+    whatever the split (uneven ranges, more threads than arenas)."""
+    from rocketrl.sim.warp.engine import WarpEngine
+
+    finals = {}
+    for threads in (1, 2, 3, 9):
+        with WarpEngine(7, 2, 1, num_workers=threads) as wa:
+            assert wa.num_workers == min(threads, 7)
+            controls = torch.zeros(7, 3, 8)
+            controls[..., 0] = 1.0
+            controls[..., 1] = torch.linspace(-1.0, 1.0, 21).view(7, 3)
+            controls[..., 6] = 1.0
+            start = wa.state.car_pos
+            for _ in range(40):
+                wa.step(controls)
+            assert (wa.state.car_pos - start).norm(dim=-1).min() > 500.0, "every car drove"
+            finals[threads] = {name: tensor.clone() for name, tensor in wa.t.items()}
+    for threads in (2, 3, 9):
+        for name, tensor in finals[1].items():
+            assert torch.equal(finals[threads][name], tensor), f"{name} differs with {threads} launch threads"
+    with pytest.raises(ValueError, match="num_workers=0"):
+        WarpEngine(2, 1, 1, num_workers=0)
+
+
 def test_goal_counts_once_and_reset_clears_events():
     from rocketrl.sim.warp.engine import WarpEngine
 

@@ -40,5 +40,6 @@ def make_engine(config: EnvConfig, device: torch.device):
             tick_skip=config.tick_skip,
             device=device,
             seed=config.seed,
+            num_workers=config.num_workers,
         )
     raise ValueError(f"env.engine={config.engine!r}: choose one of {', '.join(ENGINES)}")

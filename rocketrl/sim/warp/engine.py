@@ -3,12 +3,18 @@
 State lives in torch tensors on `device` that Warp kernels read and write in place (wp.from_torch,
 no copies); a step launches one thread per arena that runs all `tick_skip` ticks. `state` and the
 value of `step` are snapshots (clones), valid after later steps, as with RocketSimEngine.
+
+Warp's CPU backend runs a launch on one core, so on the CPU a step splits the arenas into `num_workers`
+contiguous ranges and launches one per Python thread (the compiled kernel runs without the GIL). On
+CUDA a step is one launch.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import torch
 import warp as wp
@@ -86,7 +92,10 @@ class WarpEngine:
     """N soccar arenas of blue_size vs orange_size cars, simulated by Warp kernels on `device`.
 
     Same interface as RocketSimEngine: `state`, `step(controls (A, C, 8))`, `reset(mask, state)`,
-    `reset_kickoff_native(mask, seed)`, `num_workers` (1: one kernel launch), `copy_seconds`, `close()`.
+    `reset_kickoff_native(mask, seed)`, `num_workers`, `copy_seconds`, `close()`.
+
+    num_workers: on the CPU, threads that each launch the kernel on a contiguous range of arenas (None: every
+    CPU core, at most one per arena). On CUDA it is ignored and a step is one launch (num_workers = 1).
     """
 
     def __init__(
@@ -97,12 +106,15 @@ class WarpEngine:
         tick_skip: int = DEFAULT_TICK_SKIP,
         device: str | torch.device = "cpu",
         seed: int = 0,
+        num_workers: int | None = None,
     ) -> None:
         if num_arenas < 1:
             raise ValueError(f"num_arenas={num_arenas}: must be at least 1")
         validate_team_sizes(blue_size, orange_size)
         if tick_skip < 1:
             raise ValueError(f"tick_skip={tick_skip}: must be at least 1 physics tick per step")
+        if num_workers is not None and num_workers < 1:
+            raise ValueError(f"num_workers={num_workers}: must be at least 1 (or None for every CPU core)")
         init_warp()
         self.num_arenas = num_arenas
         self.blue_size = blue_size
@@ -113,7 +125,15 @@ class WarpEngine:
         if self.device.type == "cuda" and self.device.index is None:
             self.device = torch.device("cuda", torch.cuda.current_device())
         self.seed = seed
-        self.num_workers = 1
+        if self.device.type == "cpu":
+            workers = num_workers if num_workers is not None else (os.cpu_count() or 1)
+            self.num_workers = max(1, min(workers, num_arenas))
+        else:
+            self.num_workers = 1
+        bounds = [num_arenas * k // self.num_workers for k in range(self.num_workers + 1)]
+        self._ranges = [(lo, hi - lo) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+        """(first arena, arena count) of each launch of a step."""
+        self._pool = ThreadPoolExecutor(self.num_workers - 1) if self.num_workers > 1 else None
         self.copy_seconds = 0.0
         """Seconds spent so far copying controls in and snapshotting the state."""
         self._closed = False
@@ -165,6 +185,7 @@ class WarpEngine:
         from rocketrl.sim.warp.kernels import step_kernel
 
         self._kernel = step_kernel
+        wp.load_module(step_kernel.module, device=self._wp_device)  # compile once, before threads launch it
         self.reset_kickoff_native(torch.ones(a, dtype=torch.bool), seed)
 
     # ----------------------------------------------------------------------------------- stepping
@@ -193,10 +214,21 @@ class WarpEngine:
         """Advance every arena with the controls already set and read nothing (for benchmarks)."""
         self._check_open()
         ticks = self.tick_skip if ticks is None else ticks
+        if self._pool is None:
+            self._launch(0, self.num_arenas, ticks)
+            return
+        (first, count), *rest = self._ranges
+        pending = [self._pool.submit(self._launch, lo, n, ticks) for lo, n in rest]
+        self._launch(first, count, ticks)
+        for future in pending:
+            future.result()
+
+    def _launch(self, first_arena: int, count: int, ticks: int) -> None:
+        """Run the step kernel on arenas first_arena .. first_arena + count - 1."""
         wp.launch(
             self._kernel,
-            dim=self.num_arenas,
-            inputs=[self._sim, ticks, self.num_cars, NUM_BOOST_PADS],
+            dim=count,
+            inputs=[self._sim, ticks, self.num_cars, NUM_BOOST_PADS, first_arena],
             device=self._wp_device,
         )
 
@@ -326,8 +358,11 @@ class WarpEngine:
         return state
 
     def close(self) -> None:
-        """Release the buffers. Safe to call twice."""
+        """Release the buffers and the launch threads. Safe to call twice."""
         self._closed = True
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
     def __enter__(self) -> WarpEngine:
         return self

@@ -148,9 +148,9 @@ def update_pads(s: SimState, a: int, num_cars: int, num_pads: int):
 
 
 @wp.kernel
-def step_kernel(s: SimState, ticks: int, num_cars: int, num_pads: int):
-    """Advance arena a = thread id by `ticks` ticks under the controls in s.controls."""
-    a = wp.tid()
+def step_kernel(s: SimState, ticks: int, num_cars: int, num_pads: int, first_arena: int):
+    """Advance arena a = first_arena + thread id by `ticks` ticks under the controls in s.controls."""
+    a = first_arena + wp.tid()
     s.ev_goal[a] = -1
     for c in range(num_cars):
         for e in range(NUM_CAR_EVENTS):
