@@ -2,13 +2,14 @@
 
 Warp runs 1,024 to 65,536 arenas per step (`--quick`: 1,024 and 4,096); on the CPU once with one
 launch thread and once with one per core, on CUDA as one launch. RocketSim is measured at a smaller
-count (its cost grows linearly with arenas), stepped serially in this process and with one worker
-process per core, and reported per arena-tick. Controls are fixed per car (full throttle, boost, a
-steady steer) so cars drive, turn, touch and collide. Prints one JSON object with a "ratios" map: the
-best warp mode's rate / the best RocketSim mode's rate, per team size and arena count, and on the CPU
-"ratios_one_core": warp on one thread / RocketSim serial.
+count (its cost grows linearly with arenas) in each of its stepping modes (serial in this process,
+worker processes, worker threads, Arena.multi_step; one worker per core), and reported per
+arena-tick. Controls are fixed per car (full throttle, boost, a steady steer) so cars drive, turn,
+touch and collide. Prints one JSON object with a "ratios" map: the best warp mode's rate / the best
+RocketSim mode's rate, per team size and arena count, and on the CPU "ratios_one_core": warp on one
+thread / RocketSim serial.
 
-    python benchmarks/engine_throughput.py [--quick] [--steps 5] [--rocketsim-arenas 64] [--device cpu|cuda]
+    python benchmarks/engine_throughput.py [--quick] [--steps 5] [--rocketsim-arenas 256] [--device cpu|cuda]
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from rocketrl.sim.rocketsim import RocketSimEngine
 from rocketrl.sim.warp.engine import WarpEngine
 
 TICK_SKIP = 8
+ROCKETSIM_MODES = ("serial", "processes", "threads", "multi_step")
 
 
 def _controls(arenas: int, cars: int) -> torch.Tensor:
@@ -91,7 +93,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="1,024 and 4,096 warp arenas, fewer steps")
     parser.add_argument("--steps", type=int, default=5)
-    parser.add_argument("--rocketsim-arenas", type=int, default=64)
+    parser.add_argument("--rocketsim-arenas", type=int, default=256)
     parser.add_argument("--device", default="cpu", help="warp's device: cpu or cuda")
     args = parser.parse_args()
     counts = [1024, 4096] if args.quick else [1024, 4096, 16384, 65536]
@@ -111,7 +113,7 @@ def main() -> None:
         result["ratios_one_core"] = {}
     for team in (1, 2):
         key = f"{team}v{team}"
-        rs = [bench_rocketsim(args.rocketsim_arenas, team, steps, mode) for mode in ("serial", "processes")]
+        rs = [bench_rocketsim(args.rocketsim_arenas, team, 2 * steps, mode) for mode in ROCKETSIM_MODES]
         best = max(r["arena_ticks_per_s"] for r in rs)
         result["rocketsim"][key] = rs
         rows = [bench_warp(n, team, steps, args.device, t) for n in counts for t in thread_counts]
