@@ -41,6 +41,10 @@ from rocketrl.sim.warp.constants import (
     extra_impulse_factor,
 )
 from rocketrl.sim.warp.layout import (
+    BALL_MANIFOLDS,
+    C_DISTANCE,
+    C_NORMAL,
+    C_OFFSET,
     E_DEMOS,
     E_TOUCHED,
     E_WAS_DEMOED,
@@ -56,18 +60,28 @@ from rocketrl.sim.warp.layout import (
     I_LAST_HIT_TICK,
     I_SUPERSONIC,
     I_WORLD_CONTACT,
+    MANIFOLD_POINTS,
     SimState,
 )
 
 BALL_INV_INERTIA = wp.constant(1.0 / (0.4 * 30.0 * 91.25 * 91.25))
-MANIFOLD_POINTS = wp.constant(4)
-"""Contacts kept per mesh file (Bullet's manifold size)."""
-MAX_MESH_CONTACTS = wp.constant(12)
-"""Mesh contacts of the ball per tick at most (the sizes of ContactNormals and ContactParts)."""
-ContactNormals = wp.types.vector(length=36, dtype=float)
-ContactParts = wp.types.vector(length=12, dtype=int)
-FLAT_EDGE_COS = wp.constant(0.9999)
-"""Cosine above which two mesh triangles count as coplanar across their edge."""
+PLANE_OBJECT = wp.constant(1000)
+"""Arena object number of plane 0 in the ball's manifolds (mesh files are numbered from 0)."""
+PUSH_OUT_FRACTION = wp.constant(0.8)
+"""Share of a contact's penetration recovered per tick (RocketSim's split-impulse erp2)."""
+ContactImpulses = wp.types.vector(length=BALL_MANIFOLDS * MANIFOLD_POINTS, dtype=float)
+"""Push impulse of each ball contact point (BALL_MANIFOLDS * MANIFOLD_POINTS rows)."""
+SOLVER_ITERATIONS = wp.constant(10)
+"""Sequential-impulse iterations of the ball's arena contact (Bullet's default m_numIterations)."""
+MAX_BALL_FACES = wp.constant(48)
+"""Mesh triangles near the ball examined per tick at most (the size of BallFaces)."""
+BallFaces = wp.types.vector(length=48, dtype=int)
+EDGE_NO_NEIGHBOUR = wp.constant(6.2831853)
+"""Edge angle of an edge with no neighbouring triangle (arena_mesh.EDGE_NO_NEIGHBOUR)."""
+EDGE_CONVEX = wp.constant(1)
+EDGE_SWAP_NORMAL_B = wp.constant(2)
+EDGE_REACH = wp.constant(5.0)
+"""Distance (uu) from a shared edge within which a mesh contact's normal is adjusted (Bullet's 0.1 units)."""
 CAR_CONTACT_RANGE = wp.constant(100.0)
 """Arena distance (uu) below which a car origin's surface contacts are examined (the hitbox reaches < 98)."""
 
@@ -107,35 +121,106 @@ def closest_on_triangle(p: wp.vec3, a: wp.vec3, b: wp.vec3, c: wp.vec3):
 
 
 @wp.func
-def mesh_contact(s: SimState, p: wp.vec3, face: int):
-    """Distance (uu) from p to mesh triangle `face` and the contact normal (unit, towards p).
+def nearest_on_segment(p: wp.vec3, a: wp.vec3, b: wp.vec3) -> wp.vec3:
+    """Closest point to p of the segment ab."""
+    ab = b - a
+    len_sq = wp.dot(ab, ab)
+    if len_sq < 1.0e-12:
+        return a
+    t = wp.clamp(wp.dot(p - a, ab) / len_sq, 0.0, 1.0)
+    return a + ab * t
 
-    After Bullet's internal-edge adjustment: a contact on a convex edge keeps the direction from the
-    edge while that lies between the two triangles' normals; any other contact (face, vertex, edge to a
-    coplanar or concave neighbour, or past the neighbour's normal) takes the triangle's normal."""
+
+@wp.func
+def mesh_contact(s: SimState, p: wp.vec3, face: int):
+    """Distance (uu) from p to mesh triangle `face`, the contact normal (unit, towards p) and the direction
+    from the triangle's closest point to p (unit).
+
+    The normal is Bullet's btAdjustInternalEdgeContacts applied to that direction, with the edge angles and
+    flags of arena_mesh.internal_edge_info: a contact within EDGE_REACH of the nearest edge shared with
+    another triangle takes the triangle's normal when the edge is flat or the direction faces away from
+    both triangles (unless that normal faces away from p), and at a convex edge a direction past the
+    neighbour's normal is turned back onto it."""
     mesh = s.arena_mesh
-    a = wp.mesh_get_point(mesh, face * 3)
-    b = wp.mesh_get_point(mesh, face * 3 + 1)
-    c = wp.mesh_get_point(mesh, face * 3 + 2)
-    q, region = closest_on_triangle(p, a, b, c)
+    v0 = wp.mesh_get_point(mesh, face * 3)
+    v1 = wp.mesh_get_point(mesh, face * 3 + 1)
+    v2 = wp.mesh_get_point(mesh, face * 3 + 2)
+    q, region = closest_on_triangle(p, v0, v1, v2)
+    nt = wp.normalize(wp.cross(v1 - v0, v2 - v0))
     diff = p - q
     d = wp.length(diff)
     if d < 1.0e-4:
-        return d, wp.vec3(0.0, 0.0, 1.0)
-    dir = diff / d
-    nt = wp.normalize(wp.cross(b - a, c - a))
-    if wp.dot(p - a, nt) < 0.0:
-        nt = -nt
-    if region >= 1 and region <= 3:
-        nb = s.arena_edge_normals[face * 3 + region - 1]
-        if wp.dot(nb, dir) < 0.0:
-            nb = -nb
-        cos_edge = wp.dot(nt, nb)
-        if cos_edge > FLAT_EDGE_COS:
-            return d, nt
-        if wp.dot(dir, nt) >= cos_edge - 1.0e-4 and wp.dot(dir, nb) >= cos_edge - 1.0e-4:
-            return d, dir
-    return d, nt
+        toward = nt
+        if wp.dot(p - v0, nt) < 0.0:
+            toward = -nt
+        return d, toward, toward
+    raw = diff / d
+    best = int(-1)  # noqa: UP018 (a variable for Warp, not a constant)
+    best_dist = float(1.0e30)  # noqa: UP018 (a variable for Warp, not a constant)
+    for k in range(3):
+        if wp.abs(s.arena_edge_angle[face * 3 + k]) < EDGE_NO_NEIGHBOUR:
+            a, b = triangle_edge(v0, v1, v2, k)
+            dist = wp.length(q - nearest_on_segment(q, a, b))
+            if dist < best_dist:
+                best = k
+                best_dist = dist
+    if best < 0 or best_dist >= EDGE_REACH:
+        return d, raw, raw
+    angle = s.arena_edge_angle[face * 3 + best]
+    flags = s.arena_edge_flags[face * 3 + best]
+    concave = angle == 0.0
+    n = raw
+    if not concave:
+        a, b = triangle_edge(v0, v1, v2, best)
+        edge = wp.normalize(a - b)
+        swap = -1.0
+        if (flags & EDGE_CONVEX) != 0:
+            swap = 1.0
+        n_a = nt * swap
+        n_b = wp.quat_rotate(wp.quat_from_axis_angle(edge, angle), nt)
+        if (flags & EDGE_SWAP_NORMAL_B) != 0:
+            n_b = -n_b
+        n_b = n_b * swap
+        if wp.dot(raw, n_a) < 0.0 and wp.dot(raw, n_b) < 0.0:
+            concave = True
+        else:
+            edge_cross = wp.normalize(wp.cross(edge, n_a))
+            current = wp.atan2(wp.dot(raw, edge_cross), wp.dot(raw, n_a))
+            turn = float(0.0)  # noqa: UP018 (a variable for Warp, not a constant)
+            if angle < 0.0 and current < angle:
+                turn = angle - current
+            if angle >= 0.0 and current > angle:
+                turn = angle - current
+            if turn != 0.0:
+                clamped = wp.quat_rotate(wp.quat_from_axis_angle(edge, turn), raw)
+                if wp.dot(clamped, nt) > 0.0:
+                    n = clamped
+    if concave and wp.dot(nt, raw) >= 0.0:
+        n = nt
+    return d, n, raw
+
+
+@wp.func
+def triangle_edge(v0: wp.vec3, v1: wp.vec3, v2: wp.vec3, k: int):
+    """Ends of edge k of a triangle (Bullet's order: 0 from v0 to v1, 1 from v1 to v2, 2 from v2 to v0)."""
+    if k == 0:
+        return v0, v1
+    if k == 1:
+        return v1, v2
+    return v2, v0
+
+
+@wp.func
+def face_in_reach(s: SimState, p: wp.vec3, face: int) -> bool:
+    """Whether mesh triangle `face` lies within the ball's contact threshold of centre p."""
+    mesh = s.arena_mesh
+    q, region = closest_on_triangle(
+        p,
+        wp.mesh_get_point(mesh, face * 3),
+        wp.mesh_get_point(mesh, face * 3 + 1),
+        wp.mesh_get_point(mesh, face * 3 + 2),
+    )
+    return wp.length_sq(p - q) < BALL_ARENA_RADIUS * BALL_ARENA_RADIUS
 
 
 @wp.func
@@ -163,78 +248,227 @@ def plane_normal(k: int) -> wp.vec3:
 
 
 @wp.func
+def contact_vec(s: SimState, a: int, row: int, col: int) -> wp.vec3:
+    return wp.vec3(s.ball_contacts[a, row, col], s.ball_contacts[a, row, col + 1], s.ball_contacts[a, row, col + 2])
+
+
+@wp.func
+def set_contact_vec(s: SimState, a: int, row: int, col: int, v: wp.vec3):
+    s.ball_contacts[a, row, col] = v[0]
+    s.ball_contacts[a, row, col + 1] = v[1]
+    s.ball_contacts[a, row, col + 2] = v[2]
+
+
+@wp.func
+def manifold_slot(s: SimState, a: int, obj: int) -> int:
+    """The ball's manifold slot for arena object `obj`, taking a free one if it has none (-1 if all are used)."""
+    found = int(-1)  # noqa: UP018 (a variable for Warp, not a constant)
+    free = int(-1)  # noqa: UP018 (a variable for Warp, not a constant)
+    for m in range(BALL_MANIFOLDS):
+        held = s.ball_manifold_object[a, m]
+        if held == obj and found < 0:
+            found = m
+        if held < 0 and free < 0:
+            free = m
+    if found < 0 and free >= 0:
+        found = free
+        s.ball_manifold_object[a, free] = obj
+        s.ball_manifold_count[a, free] = 0
+    return found
+
+
+@wp.func
+def replaced_point(s: SimState, a: int, m: int, offset: wp.vec3, distance: float) -> int:
+    """Which of a full manifold's four points a new one replaces, as Bullet's sortCachedPoints: never the
+    deepest, else the one whose replacement leaves the widest spread of points on the ball."""
+    base = m * MANIFOLD_POINTS
+    deepest = int(-1)  # noqa: UP018 (a variable for Warp, not a constant)
+    depth = distance
+    for i in range(MANIFOLD_POINTS):
+        if s.ball_contacts[a, base + i, C_DISTANCE] < depth:
+            deepest = i
+            depth = s.ball_contacts[a, base + i, C_DISTANCE]
+    p0 = contact_vec(s, a, base, C_OFFSET)
+    p1 = contact_vec(s, a, base + 1, C_OFFSET)
+    p2 = contact_vec(s, a, base + 2, C_OFFSET)
+    p3 = contact_vec(s, a, base + 3, C_OFFSET)
+    res = wp.vec4(0.0)
+    if deepest != 0:
+        res[0] = wp.length_sq(wp.cross(offset - p1, p3 - p2))
+    if deepest != 1:
+        res[1] = wp.length_sq(wp.cross(offset - p0, p3 - p2))
+    if deepest != 2:
+        res[2] = wp.length_sq(wp.cross(offset - p0, p3 - p1))
+    if deepest != 3:
+        res[3] = wp.length_sq(wp.cross(offset - p0, p2 - p1))
+    best = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
+    for i in range(1, 4):
+        if res[i] > res[best]:
+            best = i
+    return best
+
+
+@wp.func
+def add_ball_contact(s: SimState, a: int, obj: int, offset: wp.vec3, normal: wp.vec3, gap: float):
+    """Add a contact point to this tick's manifold of the ball with arena object `obj` (Bullet's
+    addManifoldPoint; a full manifold replaces one of its points, see replaced_point). offset: the point on
+    the ball relative to its centre (uu); normal: unit, from the arena; gap: signed distance (uu)."""
+    m = manifold_slot(s, a, obj)
+    if m < 0:
+        return
+    count = s.ball_manifold_count[a, m]
+    i = count
+    if count >= MANIFOLD_POINTS:
+        i = replaced_point(s, a, m, offset, gap)
+    else:
+        s.ball_manifold_count[a, m] = count + 1
+    row = m * MANIFOLD_POINTS + i
+    set_contact_vec(s, a, row, C_OFFSET, offset)
+    set_contact_vec(s, a, row, C_NORMAL, normal)
+    s.ball_contacts[a, row, C_DISTANCE] = gap
+
+
+@wp.func
 def ball_arena_contact(s: SimState, a: int):
-    """Bounce the ball off the arena as RocketSim does: every plane (floor, ceiling, side walls) and
-    collision-mesh triangle within BALL_ARENA_RADIUS of its centre is a contact (Bullet's contact
-    threshold), and one impulse (restitution 0.6 of the normal speed before this tick's gravity,
-    friction 0.35, rolling contact) is applied along the mean of their normals; then each contact
-    pushes the ball out to BALL_RADIUS (penetration only, so a ball at rest floats in the threshold)."""
+    """Bounce the ball off the arena as RocketSim does, step for step.
+
+    Contacts: each arena object (the floor, ceiling and side-wall planes, and each collision-mesh file) has
+    a manifold of up to four points with the ball, rebuilt every tick (RocketSim keeps none from the tick
+    before). Every plane and mesh triangle within Bullet's contact threshold of the ball (BALL_ARENA_RADIUS
+    of its centre) adds a point, the triangles of a file in the order Bullet's BVH visits them; a full
+    manifold keeps the deepest point and the widest spread (sortCachedPoints). A mesh point's normal is
+    Bullet's internal-edge adjustment of the direction from the triangle (mesh_contact).
+
+    Response: one contact along the mean of all the points' normals (RocketSim's averaged "special"
+    contact, not re-normalised) with restitution 0.6 of the approach speed before this tick's gravity and
+    friction 0.35 in one direction, solved by SOLVER_ITERATIONS sequential-impulse sweeps; then each
+    penetrating point pushes the ball out (push_ball_out)."""
     p = s.ball_pos[a]
     mesh = s.arena_mesh
-    n_sum = wp.vec3(0.0)
-    count = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
+    for m in range(BALL_MANIFOLDS):
+        s.ball_manifold_object[a, m] = -1
     for plane in range(4):
-        if plane_gap(p, plane) < BALL_ARENA_RADIUS:
-            n_sum = n_sum + plane_normal(plane)
-            count = count + 1
-    # As in Bullet's contact manifolds (one per mesh file): a file contributes the first
-    # MANIFOLD_POINTS of its triangles in reach.
-    normals = ContactNormals()
-    parts = ContactParts()
-    kept = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
+        gap = plane_gap(p, plane) - BALL_RADIUS
+        if gap < BALL_ARENA_RADIUS - BALL_RADIUS:
+            n = plane_normal(plane)
+            offset = -n * BALL_RADIUS
+            add_ball_contact(s, a, PLANE_OBJECT + plane, offset, n, gap)
+    # The triangles in reach, in the order Bullet visits them (by file, then BVH rank): a full manifold
+    # keeps points by that order.
+    faces = BallFaces()
+    keys = BallFaces()
+    found = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
     query = wp.mesh_query_sphere(mesh, p, BALL_ARENA_RADIUS)
     face = int(0)  # noqa: UP018 (mesh_query_next writes the face index into it)
     while wp.mesh_query_next(query, face):
-        d, nc = mesh_contact(s, p, face)
-        if d < BALL_ARENA_RADIUS and d > 1.0e-4 and kept < MAX_MESH_CONTACTS:
-            part = s.arena_face_part[face]
-            same_part = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
-            for i in range(kept):
-                if parts[i] == part:
-                    same_part = same_part + 1
-            if same_part < MANIFOLD_POINTS:
-                parts[kept] = part
-                normals[3 * kept] = nc[0]
-                normals[3 * kept + 1] = nc[1]
-                normals[3 * kept + 2] = nc[2]
-                kept = kept + 1
-    for i in range(kept):
-        n_sum = n_sum + wp.vec3(normals[3 * i], normals[3 * i + 1], normals[3 * i + 2])
-        count = count + 1
+        if found < MAX_BALL_FACES and face_in_reach(s, p, face):
+            key = s.arena_face_part[face] * 65536 + s.arena_face_order[face]
+            i = found
+            while i > 0 and keys[i - 1] > key:
+                keys[i] = keys[i - 1]
+                faces[i] = faces[i - 1]
+                i = i - 1
+            keys[i] = key
+            faces[i] = face
+            found = found + 1
+    for k in range(found):
+        face = faces[k]
+        d, nc, raw = mesh_contact(s, p, face)
+        if d < BALL_ARENA_RADIUS and d > 1.0e-4:
+            gap = d - BALL_RADIUS
+            offset = -raw * BALL_RADIUS
+            add_ball_contact(s, a, s.arena_face_part[face], offset, nc, gap)
+    n_sum = wp.vec3(0.0)
+    count = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
+    for m in range(BALL_MANIFOLDS):
+        if s.ball_manifold_object[a, m] >= 0:
+            for i in range(s.ball_manifold_count[a, m]):
+                n_sum = n_sum + contact_vec(s, a, m * MANIFOLD_POINTS + i, C_NORMAL)
+                count = count + 1
     if count == 0 or wp.length(n_sum) < 1.0e-6:
         return
-    n = wp.normalize(n_sum)
+    # RocketSim's averaged contact: the mean of the normals (not re-normalised), at the mean lever arm (every
+    # point lies on the ball, BALL_RADIUS from its centre), solved by Bullet's sequential impulses.
+    n = n_sum / float(count)
+    r = -n * BALL_RADIUS
     v = s.ball_vel[a]
     w = s.ball_ang[a]
-    vn = wp.dot(v, n)
-    # Bullet bounces the velocity from before this tick's gravity (applied as an external impulse).
-    vn_before = vn - GRAVITY_Z * TICK_TIME * n[2]
-    if vn < 0.0:
-        jn = -vn * BALL_MASS
-        if vn_before < -RESTITUTION_MIN_SPEED:
-            jn = wp.max(jn - BALL_RESTITUTION * vn_before * BALL_MASS, 0.0)
-        r = -n * BALL_RADIUS
-        vc = v + wp.cross(w, r)
-        vt = vc - n * wp.dot(vc, n)
-        speed_t = wp.length(vt)
-        jt = wp.vec3(0.0)
-        if speed_t > 1.0e-4:
-            inv_k = 1.0 / BALL_MASS + BALL_RADIUS * BALL_RADIUS * BALL_INV_INERTIA
-            mag = wp.min(speed_t / inv_k, BALL_FRICTION * jn)
-            jt = -vt * (mag / speed_t)
-        s.ball_vel[a] = v + (n * jn + jt) / BALL_MASS
-        s.ball_ang[a] = w + wp.cross(r, jt) * BALL_INV_INERTIA
-    # Push-out, one contact after the other from the moved position.
-    for plane in range(4):
-        gap = plane_gap(p, plane)
-        if gap < BALL_RADIUS:
-            p = p + plane_normal(plane) * (BALL_RADIUS - gap)
-    query = wp.mesh_query_sphere(mesh, p, BALL_RADIUS)
-    while wp.mesh_query_next(query, face):
-        d, nc = mesh_contact(s, p, face)
-        if d < BALL_RADIUS and d > 1.0e-4:
-            p = p + nc * (BALL_RADIUS - d)
-    s.ball_pos[a] = p
+    # Restitution from the velocity before this tick's gravity (Bullet applies it as an external impulse).
+    approach = wp.dot(n, v - wp.vec3(0.0, 0.0, GRAVITY_Z * TICK_TIME) + wp.cross(w, r))
+    target = float(0.0)  # noqa: UP018 (a variable for Warp, not a constant)
+    if wp.abs(approach) >= RESTITUTION_MIN_SPEED:
+        target = wp.max(-BALL_RESTITUTION * approach, 0.0)
+    normal_rhs = (target - wp.dot(n, v)) * BALL_MASS  # r is parallel to n: no angular part
+    # One friction direction, from the slip velocity at setup (Bullet's velocity-dependent direction).
+    slip = v + wp.cross(w, r)
+    lateral = slip - n * wp.dot(n, slip)
+    slide_dir = wp.vec3(0.0)
+    if wp.length_sq(lateral) > 1.0e-12:
+        slide_dir = wp.normalize(lateral)
+    else:
+        slide_dir = plane_space(n)
+    r_cross_d = wp.cross(r, slide_dir)
+    friction_inv = 1.0 / (1.0 / BALL_MASS + BALL_INV_INERTIA * wp.length_sq(r_cross_d))
+    friction_rhs = -(wp.dot(slide_dir, v) + wp.dot(r_cross_d, w)) * friction_inv
+    dv = wp.vec3(0.0)
+    dw = wp.vec3(0.0)
+    normal_impulse = float(0.0)  # noqa: UP018 (a variable for Warp, not a constant)
+    friction_impulse = float(0.0)  # noqa: UP018 (a variable for Warp, not a constant)
+    for _it in range(SOLVER_ITERATIONS):
+        total = wp.max(normal_impulse + normal_rhs - wp.dot(n, dv) * BALL_MASS, 0.0)
+        dv = dv + n * ((total - normal_impulse) / BALL_MASS)
+        normal_impulse = total
+        if normal_impulse > 0.0:
+            limit_f = BALL_FRICTION * normal_impulse
+            total = friction_impulse + friction_rhs - (wp.dot(slide_dir, dv) + wp.dot(r_cross_d, dw)) * friction_inv
+            total = wp.clamp(total, -limit_f, limit_f)
+            dv = dv + slide_dir * ((total - friction_impulse) / BALL_MASS)
+            dw = dw + r_cross_d * ((total - friction_impulse) * BALL_INV_INERTIA)
+            friction_impulse = total
+    s.ball_vel[a] = v + dv
+    s.ball_ang[a] = w + dw
+    push_ball_out(s, a)
+
+
+@wp.func
+def push_ball_out(s: SimState, a: int):
+    """Bullet's split-impulse position correction for the ball's penetrating contact points: sequential
+    push impulses (SOLVER_ITERATIONS sweeps, each point pushing out, never pulling in) until every point
+    has recovered PUSH_OUT_FRACTION of its penetration along its normal; the ball's centre moves by the
+    resulting push velocity over one tick (its turn is not simulated)."""
+    push = wp.vec3(0.0)
+    turn = wp.vec3(0.0)
+    applied = ContactImpulses()
+    for _it in range(SOLVER_ITERATIONS):
+        for m in range(BALL_MANIFOLDS):
+            if s.ball_manifold_object[a, m] >= 0:
+                for i in range(s.ball_manifold_count[a, m]):
+                    row = m * MANIFOLD_POINTS + i
+                    gap = s.ball_contacts[a, row, C_DISTANCE]
+                    if gap < 0.0:
+                        n = contact_vec(s, a, row, C_NORMAL)
+                        r_cross_n = wp.cross(contact_vec(s, a, row, C_OFFSET), n)
+                        inv = 1.0 / (1.0 / BALL_MASS + BALL_INV_INERTIA * wp.length_sq(r_cross_n))
+                        rhs = -gap * PUSH_OUT_FRACTION / TICK_TIME * inv
+                        delta = rhs - (wp.dot(n, push) + wp.dot(r_cross_n, turn)) * inv
+                        total = wp.max(applied[row] + delta, 0.0)
+                        delta = total - applied[row]
+                        applied[row] = total
+                        push = push + n * (delta / BALL_MASS)
+                        turn = turn + r_cross_n * (delta * BALL_INV_INERTIA)
+    s.ball_pos[a] = s.ball_pos[a] + push * TICK_TIME
+
+
+@wp.func
+def plane_space(n: wp.vec3) -> wp.vec3:
+    """A unit vector perpendicular to n (Bullet's btPlaneSpace1, first axis)."""
+    if wp.abs(n[2]) > 0.7071067811865476:
+        a = n[1] * n[1] + n[2] * n[2]
+        k = 1.0 / wp.sqrt(a)
+        return wp.vec3(0.0, -n[2] * k, n[1] * k)
+    a = n[0] * n[0] + n[1] * n[1]
+    k = 1.0 / wp.sqrt(a)
+    return wp.vec3(-n[1] * k, n[0] * k, 0.0)
 
 
 @wp.func

@@ -30,6 +30,8 @@ from rocketrl.sim.rocketsim import DOUBLE_JUMP_MAX_DELAY, validate_team_sizes
 from rocketrl.sim.state import BatchState, ResetState, kickoff_reset_state
 from rocketrl.sim.warp.arena_mesh import soccar_mesh
 from rocketrl.sim.warp.layout import (
+    BALL_MANIFOLDS,
+    CONTACT_FLOATS,
     E_DEMOS,
     E_PICKUPS,
     E_TOUCHED,
@@ -43,6 +45,7 @@ from rocketrl.sim.warp.layout import (
     I_HAS_FLIPPED,
     I_HAS_JUMPED,
     I_LAST_HIT_TICK,
+    MANIFOLD_POINTS,
     NUM_CAR_EVENTS,
     NUM_CAR_F,
     NUM_CAR_I,
@@ -167,19 +170,30 @@ class WarpEngine:
             "ev_goal": torch.full((a,), -1, **i32),
             "ev_last_touch": torch.full((a,), -1, **i32),
             "ev_car": torch.zeros(a, n, NUM_CAR_EVENTS, **i32),
+            "ball_manifold_object": torch.full((a, BALL_MANIFOLDS), -1, **i32),
+            "ball_manifold_count": torch.zeros(a, BALL_MANIFOLDS, **i32),
+            "ball_contacts": torch.zeros(a, BALL_MANIFOLDS * MANIFOLD_POINTS, CONTACT_FLOATS, **f32),
         }
         self.t["car_rot"][..., 3] = 1.0
         vec_dtypes = {"car_rot": wp.quat, "pads": wp.vec4}
         self._sim = SimState()
         for name, tensor in self.t.items():
             dtype = vec_dtypes.get(name, wp.vec3 if tensor.shape[-1] == 3 and tensor.dtype == torch.float32 else None)
-            if name in ("car_f", "car_i", "controls", "ev_car", "scores", "car_team", "pad_timer", "pad_active"):
+            if name in ("car_f", "car_i", "controls", "ev_car", "scores", "car_team", "pad_timer", "pad_active") or (
+                name.startswith("ball_manifold") or name == "ball_contacts"
+            ):
                 dtype = None
             if name in ("tick", "goal_latch", "ev_goal", "ev_last_touch"):
                 dtype = None
             setattr(self._sim, name, wp.from_torch(tensor, dtype=dtype) if dtype else wp.from_torch(tensor))
         self._wp_device = wp.device_from_torch(dev)
-        self._mesh, self._sim.arena_face_part, self._sim.arena_edge_normals = soccar_mesh(self._wp_device)
+        (
+            self._mesh,
+            self._sim.arena_face_part,
+            self._sim.arena_face_order,
+            self._sim.arena_edge_angle,
+            self._sim.arena_edge_flags,
+        ) = soccar_mesh(self._wp_device)
         self._sim.arena_mesh = self._mesh.id
         self._team = self.t["car_team"].long()
         from rocketrl.sim.warp.kernels import step_kernel

@@ -50,9 +50,19 @@ E_DEMOS = 2
 E_PICKUPS = 3
 NUM_CAR_EVENTS = 4
 
+# Ball contact manifolds: slots per arena, points per manifold, and the ball_contacts columns.
+BALL_MANIFOLDS = 6
+MANIFOLD_POINTS = 4
+C_OFFSET = 0  # 3 floats
+C_NORMAL = 3  # 3 floats
+C_DISTANCE = 6
+CONTACT_FLOATS = 7
+
 # Make the column numbers usable inside kernels.
 for _name, _value in list(globals().items()):
-    if _name[:2] in ("F_", "I_", "E_") and isinstance(_value, int):
+    if (_name[:2] in ("F_", "I_", "E_", "C_") or _name in ("BALL_MANIFOLDS", "MANIFOLD_POINTS")) and isinstance(
+        _value, int
+    ):
         globals()[_name] = wp.constant(_value)
 
 
@@ -108,9 +118,22 @@ class SimState:
     """(A,) car that touched the ball last, -1 if none since the reset."""
     ev_car: wp.array3d(dtype=int)
     """(A, C, NUM_CAR_EVENTS) per-car events of the step, columns E_*."""
+    ball_manifold_object: wp.array2d(dtype=int)
+    """(A, BALL_MANIFOLDS) scratch of the ball's arena contact, rebuilt every tick: the arena object of each
+    contact manifold (a mesh file's index, or PLANE_OBJECT + plane), -1 for a free slot."""
+    ball_manifold_count: wp.array2d(dtype=int)
+    """(A, BALL_MANIFOLDS) scratch: contact points held by each manifold, 0 to MANIFOLD_POINTS."""
+    ball_contacts: wp.array3d(dtype=float)
+    """(A, BALL_MANIFOLDS * MANIFOLD_POINTS, CONTACT_FLOATS) scratch: the manifolds' points, C_OFFSET the
+    point on the ball relative to its centre (uu), C_NORMAL the unit normal from the arena, C_DISTANCE the
+    signed gap (uu)."""
     arena_mesh: wp.uint64
     """Id of the soccar collision mesh (rocketrl.sim.warp.arena_mesh), triangles in uu."""
     arena_face_part: wp.array(dtype=int)
     """(T,) index of the .cmf file each mesh triangle comes from."""
-    arena_edge_normals: wp.array(dtype=wp.vec3)
-    """(T * 3,) unit normal of the mesh triangle across edge k of triangle t (row 3 t + k)."""
+    arena_face_order: wp.array(dtype=int)
+    """(T,) rank of each mesh triangle in Bullet's traversal of its file (arena_mesh.bullet_bvh_order)."""
+    arena_edge_angle: wp.array(dtype=float)
+    """(T * 3,) Bullet's angle (rad) to the triangle across edge k of triangle t (row 3 t + k), 2 pi if none."""
+    arena_edge_flags: wp.array(dtype=int)
+    """(T * 3,) edge flags: 1 convex, 2 the neighbour's normal is flipped (arena_mesh.internal_edge_info)."""

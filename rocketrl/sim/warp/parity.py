@@ -124,6 +124,48 @@ def ball_measures() -> list[Measure]:
     return out
 
 
+RANDOM_THROWS = 64
+RANDOM_THROW_SECONDS = 4.0
+
+
+def random_throw_measure(throws: int = RANDOM_THROWS, seconds: float = RANDOM_THROW_SECONDS, seed: int = 0) -> Measure:
+    """Ball thrown from `throws` random spots (anywhere in the field, 150 to 1850 uu high) at random
+    velocities (up to 3000 uu/s across, 1500 up or down): the worst final position error over the distance
+    RocketSim's ball travelled in `seconds` (bound 1%, as for the single surfaces)."""
+    g = torch.Generator().manual_seed(seed)
+    pos = torch.stack(
+        [
+            torch.rand(throws, generator=g) * 7000.0 - 3500.0,
+            torch.rand(throws, generator=g) * 9000.0 - 4500.0,
+            torch.rand(throws, generator=g) * 1700.0 + 150.0,
+        ],
+        dim=1,
+    )
+    vel = (torch.rand(throws, 3, generator=g) * 2.0 - 1.0) * torch.tensor([3000.0, 3000.0, 1500.0])
+    state = _state(pos.tolist(), vel.tolist(), [PARK] * throws, [0.0] * throws)
+    steps = int(seconds * 15)
+    rs, wa = make_engines(throws, 8)
+    try:
+        traj_rs = torch.stack([s.ball_pos for s in run(rs, state, steps, _idle)])
+        traj_wa = torch.stack([s.ball_pos for s in run(wa, state, steps, _idle)])
+    finally:
+        rs.close()
+        wa.close()
+    path = (traj_rs[1:] - traj_rs[:-1]).norm(dim=-1).sum(0)
+    errors = (traj_rs[-1] - traj_wa[-1]).norm(dim=-1) / path
+    worst = int(errors.argmax())
+    err = float(errors[worst])
+    return Measure(
+        f"ball_random_throws_{throws}",
+        float(path[worst]),
+        float(errors[worst] * path[worst]),
+        err,
+        0.01,
+        "uu: RocketSim path, warp error (worst throw)",
+        err <= 0.01,
+    )
+
+
 def goal_measures() -> list[Measure]:
     """Goal events: the step of the goal (or -1) must be identical."""
     names = list(GOAL_SCENARIOS)
@@ -256,5 +298,5 @@ def kickoff_measures() -> list[Measure]:
 
 def run_all() -> list[dict]:
     """Every measure as a dict: name, rocketsim, warp, error, bound, unit, passed."""
-    measures = ball_measures() + goal_measures() + car_measures() + kickoff_measures()
+    measures = ball_measures() + [random_throw_measure()] + goal_measures() + car_measures() + kickoff_measures()
     return [asdict(m) for m in measures]
