@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import warp as wp
@@ -21,7 +22,7 @@ CMF_UNITS_TO_UU = 50.0
 """uu per .cmf (Bullet) unit."""
 
 _lock = threading.Lock()
-_meshes: dict[str, tuple[wp.Mesh, wp.array, wp.array, wp.array, wp.array]] = {}
+_meshes: dict[tuple[str, float], SoccarMesh] = {}
 
 
 def read_cmf(path: Path, units: str = "uu") -> tuple[np.ndarray, np.ndarray]:
@@ -267,25 +268,69 @@ def soccar_triangles(
     )
 
 
-def soccar_mesh(device: wp.Device | str) -> tuple[wp.Mesh, wp.array, wp.array, wp.array, wp.array]:
-    """The soccar arena mesh (with its BVH) and, per triangle, its file index (T,) int32, bullet_bvh_order
-    (T,) int32, edge angles (T * 3,) float32 and edge flags (T * 3,) int32 (internal_edge_info), on
-    `device`, built once per device and process."""
+REACH_GRID_CELL = 128.0
+"""Edge (uu) of the cells of mesh_reach_grid."""
+
+
+def mesh_reach_grid(
+    points: np.ndarray, indices: np.ndarray, reach: float, cell: float = REACH_GRID_CELL
+) -> tuple[np.ndarray, np.ndarray]:
+    """A coarse occupancy grid: cell (i, j, k) is 1 when some triangle's bounding box, grown by `reach` (uu),
+    overlaps the cell, so a ball centred in a 0 cell cannot touch the mesh. Returns the grid (X, Y, Z)
+    int32 and the corner of cell (0, 0, 0) (3,) float32; cells are `cell` uu wide and the grid covers the
+    mesh grown by reach plus one cell."""
+    lo = points.min(axis=0) - reach - cell
+    hi = points.max(axis=0) + reach + cell
+    dims = np.ceil((hi - lo) / cell).astype(int)
+    grid = np.zeros(dims, dtype=np.int32)
+    corners = points[indices]
+    first = np.floor((corners.min(axis=1) - reach - lo) / cell).astype(int)
+    last = np.floor((corners.max(axis=1) + reach - lo) / cell).astype(int) + 1
+    for (x0, y0, z0), (x1, y1, z1) in zip(first, last, strict=True):
+        grid[x0:x1, y0:y1, z0:z1] = 1
+    return grid, lo.astype(np.float32)
+
+
+class SoccarMesh(NamedTuple):
+    """The soccar collision meshes on one device, for the ball's arena contacts."""
+
+    mesh: wp.Mesh
+    """All files as one triangle mesh with its BVH (uu)."""
+    face_part: wp.array
+    """(T,) int32 file index of each triangle."""
+    face_order: wp.array
+    """(T,) int32 bullet_bvh_order of each triangle within its file."""
+    edge_angle: wp.array
+    """(T * 3,) float32 internal_edge_info angles."""
+    edge_flags: wp.array
+    """(T * 3,) int32 internal_edge_info flags."""
+    reach_grid: wp.array
+    """(X, Y, Z) int32 mesh_reach_grid for the ball's contact reach."""
+    grid_origin: wp.vec3
+    """Corner of reach_grid's cell (0, 0, 0) (uu)."""
+
+
+def soccar_mesh(device: wp.Device | str, reach: float) -> SoccarMesh:
+    """The soccar arena meshes on `device` (see SoccarMesh), with a mesh_reach_grid for balls whose contacts
+    reach `reach` uu from their centre; built once per device, reach and process."""
     device = wp.get_device(device)
     with _lock:
-        built = _meshes.get(device.alias)
+        key = (device.alias, float(reach))
+        built = _meshes.get(key)
         if built is None:
             points, indices, parts, orders, angles, flags = soccar_triangles()
-            mesh = wp.Mesh(
-                points=wp.array(points, dtype=wp.vec3, device=device),
-                indices=wp.array(indices.reshape(-1), dtype=wp.int32, device=device),
+            grid, origin = mesh_reach_grid(points, indices, reach)
+            built = SoccarMesh(
+                mesh=wp.Mesh(
+                    points=wp.array(points, dtype=wp.vec3, device=device),
+                    indices=wp.array(indices.reshape(-1), dtype=wp.int32, device=device),
+                ),
+                face_part=wp.array(parts, dtype=wp.int32, device=device),
+                face_order=wp.array(orders, dtype=wp.int32, device=device),
+                edge_angle=wp.array(angles, dtype=wp.float32, device=device),
+                edge_flags=wp.array(flags, dtype=wp.int32, device=device),
+                reach_grid=wp.array(grid, dtype=wp.int32, device=device),
+                grid_origin=wp.vec3(*origin.tolist()),
             )
-            built = (
-                mesh,
-                wp.array(parts, dtype=wp.int32, device=device),
-                wp.array(orders, dtype=wp.int32, device=device),
-                wp.array(angles, dtype=wp.float32, device=device),
-                wp.array(flags, dtype=wp.int32, device=device),
-            )
-            _meshes[device.alias] = built
+            _meshes[key] = built
         return built

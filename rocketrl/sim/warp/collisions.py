@@ -72,6 +72,8 @@ PUSH_OUT_FRACTION = wp.constant(0.8)
 ContactImpulses = wp.types.vector(length=BALL_MANIFOLDS * MANIFOLD_POINTS, dtype=float)
 """Push impulse of each ball contact point (BALL_MANIFOLDS * MANIFOLD_POINTS rows)."""
 SOLVER_ITERATIONS = wp.constant(10)
+REACH_GRID_CELL = wp.constant(128.0)
+"""Cell edge (uu) of SimState.arena_reach_grid (arena_mesh.REACH_GRID_CELL)."""
 """Sequential-impulse iterations of the ball's arena contact (Bullet's default m_numIterations)."""
 MAX_BALL_FACES = wp.constant(48)
 """Mesh triangles near the ball examined per tick at most (the size of BallFaces)."""
@@ -344,7 +346,6 @@ def ball_arena_contact(s: SimState, a: int):
     friction 0.35 in one direction, solved by SOLVER_ITERATIONS sequential-impulse sweeps; then each
     penetrating point pushes the ball out (push_ball_out)."""
     p = s.ball_pos[a]
-    mesh = s.arena_mesh
     for m in range(BALL_MANIFOLDS):
         s.ball_manifold_object[a, m] = -1
     for plane in range(4):
@@ -353,6 +354,28 @@ def ball_arena_contact(s: SimState, a: int):
             n = plane_normal(plane)
             offset = -n * BALL_RADIUS
             add_ball_contact(s, a, PLANE_OBJECT + plane, offset, n, gap)
+    if mesh_in_reach(s, p):
+        add_mesh_contacts(s, a, p)
+    resolve_ball_contacts(s, a)
+
+
+@wp.func
+def mesh_in_reach(s: SimState, p: wp.vec3) -> bool:
+    """False when no mesh triangle can lie within the ball's contact reach of centre p (arena_reach_grid)."""
+    cell = (p - s.arena_grid_origin) / REACH_GRID_CELL
+    i = int(wp.floor(cell[0]))
+    j = int(wp.floor(cell[1]))
+    k = int(wp.floor(cell[2]))
+    grid = s.arena_reach_grid
+    if i < 0 or j < 0 or k < 0 or i >= grid.shape[0] or j >= grid.shape[1] or k >= grid.shape[2]:
+        return True
+    return grid[i, j, k] != 0
+
+
+@wp.func
+def add_mesh_contacts(s: SimState, a: int, p: wp.vec3):
+    """Add the ball's contact points with the collision meshes (centre p) to this tick's manifolds."""
+    mesh = s.arena_mesh
     # The triangles in reach, in the order Bullet visits them (by file, then BVH rank): a full manifold
     # keeps points by that order.
     faces = BallFaces()
@@ -378,6 +401,11 @@ def ball_arena_contact(s: SimState, a: int):
             gap = d - BALL_RADIUS
             offset = -raw * BALL_RADIUS
             add_ball_contact(s, a, s.arena_face_part[face], offset, nc, gap)
+
+
+@wp.func
+def resolve_ball_contacts(s: SimState, a: int):
+    """Apply this tick's ball-arena manifolds to the ball: the averaged contact, then the push-out."""
     n_sum = wp.vec3(0.0)
     count = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
     for m in range(BALL_MANIFOLDS):
@@ -414,17 +442,24 @@ def ball_arena_contact(s: SimState, a: int):
     dw = wp.vec3(0.0)
     normal_impulse = float(0.0)  # noqa: UP018 (a variable for Warp, not a constant)
     friction_impulse = float(0.0)  # noqa: UP018 (a variable for Warp, not a constant)
+    settled = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
     for _it in range(SOLVER_ITERATIONS):
-        total = wp.max(normal_impulse + normal_rhs - wp.dot(n, dv) * BALL_MASS, 0.0)
-        dv = dv + n * ((total - normal_impulse) / BALL_MASS)
-        normal_impulse = total
-        if normal_impulse > 0.0:
-            limit_f = BALL_FRICTION * normal_impulse
-            total = friction_impulse + friction_rhs - (wp.dot(slide_dir, dv) + wp.dot(r_cross_d, dw)) * friction_inv
-            total = wp.clamp(total, -limit_f, limit_f)
-            dv = dv + slide_dir * ((total - friction_impulse) / BALL_MASS)
-            dw = dw + r_cross_d * ((total - friction_impulse) * BALL_INV_INERTIA)
-            friction_impulse = total
+        if settled == 0:  # a sweep that changed nothing would change nothing again
+            total = wp.max(normal_impulse + normal_rhs - wp.dot(n, dv) * BALL_MASS, 0.0)
+            normal_step = total - normal_impulse
+            dv = dv + n * (normal_step / BALL_MASS)
+            normal_impulse = total
+            friction_step = float(0.0)  # noqa: UP018 (a variable for Warp, not a constant)
+            if normal_impulse > 0.0:
+                limit_f = BALL_FRICTION * normal_impulse
+                total = friction_impulse + friction_rhs - (wp.dot(slide_dir, dv) + wp.dot(r_cross_d, dw)) * friction_inv
+                total = wp.clamp(total, -limit_f, limit_f)
+                friction_step = total - friction_impulse
+                dv = dv + slide_dir * (friction_step / BALL_MASS)
+                dw = dw + r_cross_d * (friction_step * BALL_INV_INERTIA)
+                friction_impulse = total
+            if normal_step == 0.0 and friction_step == 0.0:
+                settled = 1
     s.ball_vel[a] = v + dv
     s.ball_ang[a] = w + dw
     push_ball_out(s, a)
@@ -436,26 +471,41 @@ def push_ball_out(s: SimState, a: int):
     push impulses (SOLVER_ITERATIONS sweeps, each point pushing out, never pulling in) until every point
     has recovered PUSH_OUT_FRACTION of its penetration along its normal; the ball's centre moves by the
     resulting push velocity over one tick (its turn is not simulated)."""
+    penetrating = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
+    for m in range(BALL_MANIFOLDS):
+        if s.ball_manifold_object[a, m] >= 0:
+            for i in range(s.ball_manifold_count[a, m]):
+                if s.ball_contacts[a, m * MANIFOLD_POINTS + i, C_DISTANCE] < 0.0:
+                    penetrating = penetrating + 1
+    if penetrating == 0:
+        return
     push = wp.vec3(0.0)
     turn = wp.vec3(0.0)
     applied = ContactImpulses()
+    settled = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
     for _it in range(SOLVER_ITERATIONS):
-        for m in range(BALL_MANIFOLDS):
-            if s.ball_manifold_object[a, m] >= 0:
-                for i in range(s.ball_manifold_count[a, m]):
-                    row = m * MANIFOLD_POINTS + i
-                    gap = s.ball_contacts[a, row, C_DISTANCE]
-                    if gap < 0.0:
-                        n = contact_vec(s, a, row, C_NORMAL)
-                        r_cross_n = wp.cross(contact_vec(s, a, row, C_OFFSET), n)
-                        inv = 1.0 / (1.0 / BALL_MASS + BALL_INV_INERTIA * wp.length_sq(r_cross_n))
-                        rhs = -gap * PUSH_OUT_FRACTION / TICK_TIME * inv
-                        delta = rhs - (wp.dot(n, push) + wp.dot(r_cross_n, turn)) * inv
-                        total = wp.max(applied[row] + delta, 0.0)
-                        delta = total - applied[row]
-                        applied[row] = total
-                        push = push + n * (delta / BALL_MASS)
-                        turn = turn + r_cross_n * (delta * BALL_INV_INERTIA)
+        if settled == 0:
+            changed = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
+            for m in range(BALL_MANIFOLDS):
+                if s.ball_manifold_object[a, m] >= 0:
+                    for i in range(s.ball_manifold_count[a, m]):
+                        row = m * MANIFOLD_POINTS + i
+                        gap = s.ball_contacts[a, row, C_DISTANCE]
+                        if gap < 0.0:
+                            n = contact_vec(s, a, row, C_NORMAL)
+                            r_cross_n = wp.cross(contact_vec(s, a, row, C_OFFSET), n)
+                            inv = 1.0 / (1.0 / BALL_MASS + BALL_INV_INERTIA * wp.length_sq(r_cross_n))
+                            rhs = -gap * PUSH_OUT_FRACTION / TICK_TIME * inv
+                            delta = rhs - (wp.dot(n, push) + wp.dot(r_cross_n, turn)) * inv
+                            total = wp.max(applied[row] + delta, 0.0)
+                            delta = total - applied[row]
+                            applied[row] = total
+                            if delta != 0.0:
+                                changed = 1
+                            push = push + n * (delta / BALL_MASS)
+                            turn = turn + r_cross_n * (delta * BALL_INV_INERTIA)
+            if changed == 0:
+                settled = 1
     s.ball_pos[a] = s.ball_pos[a] + push * TICK_TIME
 
 

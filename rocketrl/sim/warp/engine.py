@@ -29,6 +29,7 @@ from rocketrl.sim.arena import (
 from rocketrl.sim.rocketsim import DOUBLE_JUMP_MAX_DELAY, validate_team_sizes
 from rocketrl.sim.state import BatchState, ResetState, kickoff_reset_state
 from rocketrl.sim.warp.arena_mesh import soccar_mesh
+from rocketrl.sim.warp.constants import BALL_ARENA_RADIUS, PAD_RADIUS_BIG, PAD_RADIUS_SMALL
 from rocketrl.sim.warp.layout import (
     BALL_MANIFOLDS,
     CONTACT_FLOATS,
@@ -50,6 +51,7 @@ from rocketrl.sim.warp.layout import (
     NUM_CAR_F,
     NUM_CAR_I,
     SimState,
+    pad_grid,
 )
 
 _initialised = False
@@ -187,14 +189,18 @@ class WarpEngine:
                 dtype = None
             setattr(self._sim, name, wp.from_torch(tensor, dtype=dtype) if dtype else wp.from_torch(tensor))
         self._wp_device = wp.device_from_torch(dev)
-        (
-            self._mesh,
-            self._sim.arena_face_part,
-            self._sim.arena_face_order,
-            self._sim.arena_edge_angle,
-            self._sim.arena_edge_flags,
-        ) = soccar_mesh(self._wp_device)
-        self._sim.arena_mesh = self._mesh.id
+        arena = soccar_mesh(self._wp_device, reach=float(BALL_ARENA_RADIUS) + 1.0)
+        self._mesh = arena.mesh  # keeps the BVH alive as long as the engine
+        self._sim.arena_mesh = arena.mesh.id
+        self._sim.arena_face_part = arena.face_part
+        self._sim.arena_face_order = arena.face_order
+        self._sim.arena_edge_angle = arena.edge_angle
+        self._sim.arena_edge_flags = arena.edge_flags
+        self._sim.arena_reach_grid = arena.reach_grid
+        self._sim.arena_grid_origin = arena.grid_origin
+        grid, origin = pad_grid(BOOST_PADS, float(PAD_RADIUS_BIG), float(PAD_RADIUS_SMALL))
+        self._sim.pad_grid = wp.array(grid, dtype=wp.int32, device=self._wp_device)
+        self._sim.pad_grid_origin = wp.vec3(float(origin[0]), float(origin[1]), 0.0)
         self._team = self.t["car_team"].long()
         from rocketrl.sim.warp.kernels import step_kernel
 

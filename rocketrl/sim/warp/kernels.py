@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from rocketrl.sim.warp import layout
 from rocketrl.sim.warp.car import car_pre_tick
 from rocketrl.sim.warp.collisions import (
     ball_arena_contact,
@@ -50,6 +51,8 @@ from rocketrl.sim.warp.layout import (
     SimState,
 )
 
+PAD_GRID_CELL = wp.constant(layout.PAD_GRID_CELL)
+"""Cell edge (uu) of SimState.pad_grid (layout.pad_grid)."""
 RESPAWN_X = wp.constant(wp.vec4(-2304.0, -2688.0, 2304.0, 2688.0))
 RESPAWN_Y = wp.constant(-4608.0)
 
@@ -119,8 +122,19 @@ def car_post_tick(s: SimState, a: int, c: int):
 
 
 @wp.func
+def pad_under(s: SimState, p: wp.vec3) -> int:
+    """The only boost pad whose pickup circle may contain position p (from SimState.pad_grid), or -1."""
+    i = int(wp.floor((p[0] - s.pad_grid_origin[0]) / PAD_GRID_CELL))
+    j = int(wp.floor((p[1] - s.pad_grid_origin[1]) / PAD_GRID_CELL))
+    if i < 0 or j < 0 or i >= s.pad_grid.shape[0] or j >= s.pad_grid.shape[1]:
+        return -1
+    return s.pad_grid[i, j]
+
+
+@wp.func
 def update_pads(s: SimState, a: int, num_cars: int, num_pads: int):
-    """Pick up active pads under cars (cylinder test), count inactive pads down."""
+    """Count inactive pads down, then let each car (in order) pick up an active pad under it (cylinder
+    test; the pad grid names the one pad a car can be over)."""
     for k in range(num_pads):
         if s.pad_active[a, k] == 0:
             t = s.pad_timer[a, k] - TICK_TIME
@@ -128,15 +142,17 @@ def update_pads(s: SimState, a: int, num_cars: int, num_pads: int):
                 t = 0.0
                 s.pad_active[a, k] = 1
             s.pad_timer[a, k] = t
-        if s.pad_active[a, k] != 0:
-            pad = s.pads[k]
-            big = pad[3] > 0.5
-            radius = PAD_RADIUS_SMALL
-            if big:
-                radius = PAD_RADIUS_BIG
-            for c in range(num_cars):
-                if s.car_i[a, c, I_DEMOED] == 0 and s.pad_active[a, k] != 0:
-                    p = s.car_pos[a, c]
+    for c in range(num_cars):
+        if s.car_i[a, c, I_DEMOED] == 0:
+            p = s.car_pos[a, c]
+            k = pad_under(s, p)
+            if k >= 0:
+                if s.pad_active[a, k] != 0:
+                    pad = s.pads[k]
+                    big = pad[3] > 0.5
+                    radius = PAD_RADIUS_SMALL
+                    if big:
+                        radius = PAD_RADIUS_BIG
                     dx = p[0] - pad[0]
                     dy = p[1] - pad[1]
                     boost = s.car_f[a, c, F_BOOST]

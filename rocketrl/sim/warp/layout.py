@@ -50,6 +50,33 @@ E_DEMOS = 2
 E_PICKUPS = 3
 NUM_CAR_EVENTS = 4
 
+PAD_GRID_CELL = 256.0
+"""Cell edge (uu) of the boost-pad lookup grid."""
+
+
+def pad_grid(pads: list[tuple[float, float, float, bool]], radius_big: float, radius_small: float):
+    """The boost-pad lookup grid: (X, Y) int32 with the index of the one pad whose pickup circle meets each
+    PAD_GRID_CELL-wide cell (-1 for none), and the corner of cell (0, 0) (x, y) in uu. Raises if two pads'
+    circles meet one cell (the soccar pads are at least 1,060 uu apart)."""
+    import numpy as np
+
+    xy = np.array([(x, y) for x, y, _, _ in pads], dtype=np.float64)
+    radii = np.array([radius_big if big else radius_small for *_, big in pads])
+    lo = xy.min(axis=0) - radii.max() - PAD_GRID_CELL
+    dims = np.ceil((xy.max(axis=0) + radii.max() + PAD_GRID_CELL - lo) / PAD_GRID_CELL).astype(int)
+    grid = np.full(dims, -1, dtype=np.int32)
+    for k, ((x, y), r) in enumerate(zip(xy, radii, strict=True)):
+        for i in range(int((x - r - lo[0]) // PAD_GRID_CELL), int((x + r - lo[0]) // PAD_GRID_CELL) + 1):
+            for j in range(int((y - r - lo[1]) // PAD_GRID_CELL), int((y + r - lo[1]) // PAD_GRID_CELL) + 1):
+                cx = min(max(x, lo[0] + i * PAD_GRID_CELL), lo[0] + (i + 1) * PAD_GRID_CELL)
+                cy = min(max(y, lo[1] + j * PAD_GRID_CELL), lo[1] + (j + 1) * PAD_GRID_CELL)
+                if (cx - x) ** 2 + (cy - y) ** 2 <= r * r:
+                    if grid[i, j] >= 0:
+                        raise ValueError(f"boost pads {grid[i, j]} and {k} both reach cell ({i}, {j})")
+                    grid[i, j] = k
+    return grid, lo.astype(np.float32)
+
+
 # Ball contact manifolds: slots per arena, points per manifold, and the ball_contacts columns.
 BALL_MANIFOLDS = 6
 MANIFOLD_POINTS = 4
@@ -104,6 +131,10 @@ class SimState:
     """(A, P) seconds until the pad is back; 0 when active."""
     pad_active: wp.array2d(dtype=int)
     """(A, P) 1 when the pad can be picked up."""
+    pad_grid: wp.array2d(dtype=int)
+    """(X, Y) the pad whose pickup circle meets each PAD_GRID_CELL-wide cell, -1 for none (pad_grid())."""
+    pad_grid_origin: wp.vec3
+    """Corner (x, y; z unused) of pad_grid's cell (0, 0) (uu)."""
     pads: wp.array(dtype=wp.vec4)
     """(P,) x, y, z, 1 for a big pad."""
     scores: wp.array2d(dtype=int)
@@ -131,6 +162,10 @@ class SimState:
     """Id of the soccar collision mesh (rocketrl.sim.warp.arena_mesh), triangles in uu."""
     arena_face_part: wp.array(dtype=int)
     """(T,) index of the .cmf file each mesh triangle comes from."""
+    arena_reach_grid: wp.array3d(dtype=int)
+    """(X, Y, Z) 1 where a ball centred in the 128 uu cell may touch the mesh (arena_mesh.mesh_reach_grid)."""
+    arena_grid_origin: wp.vec3
+    """Corner of arena_reach_grid's cell (0, 0, 0) (uu)."""
     arena_face_order: wp.array(dtype=int)
     """(T,) rank of each mesh triangle in Bullet's traversal of its file (arena_mesh.bullet_bvh_order)."""
     arena_edge_angle: wp.array(dtype=float)
