@@ -5,11 +5,13 @@ launch thread and once with one per core, on CUDA as one launch. RocketSim is me
 count (its cost grows linearly with arenas) in each of its stepping modes (serial in this process,
 worker processes, worker threads, Arena.multi_step; one worker per core), and reported per
 arena-tick. Controls are fixed per car (full throttle, boost, a steady steer) so cars drive, turn,
-touch and collide. Prints one JSON object with a "ratios" map: the best warp mode's rate / the best
-RocketSim mode's rate, per team size and arena count, and on the CPU "ratios_one_core": warp on one
-thread / RocketSim serial.
+touch and collide; both engines first play `--warmup-steps` steps from the kickoff (default 40,
+2.7 s) so the timed steps have the ball in play rather than resting on its spot. Prints one JSON
+object with a "ratios" map: the best warp mode's rate / the best RocketSim mode's rate, per team
+size and arena count, and on the CPU "ratios_one_core": warp on one thread / RocketSim serial.
 
-    python benchmarks/engine_throughput.py [--quick] [--steps 5] [--rocketsim-arenas 256] [--device cpu|cuda]
+    python benchmarks/engine_throughput.py [--quick] [--steps 5] [--rocketsim-arenas 256] [--warmup-steps 40]
+    [--device cpu|cuda]
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def _time_steps(step, steps: int) -> float:
     return best
 
 
-def bench_warp(arenas: int, team: int, steps: int, device: str, threads: int) -> dict:
+def bench_warp(arenas: int, team: int, steps: int, device: str, threads: int, warmup: int) -> dict:
     engine = WarpEngine(arenas, team, team, tick_skip=TICK_SKIP, device=device, num_workers=threads)
     engine.t["controls"].copy_(_controls(arenas, 2 * team))
     wp_device = wp.device_from_torch(engine.device)
@@ -62,6 +64,8 @@ def bench_warp(arenas: int, team: int, steps: int, device: str, threads: int) ->
         engine.step(engine.t["controls"].clone())
         wp.synchronize_device(wp_device)
 
+    for _ in range(warmup):
+        engine.step_raw()
     seconds = _time_steps(step, steps)
     with_state = _time_steps(step_with_state, max(1, steps // 2))
     launch_threads = engine.num_workers
@@ -76,12 +80,14 @@ def bench_warp(arenas: int, team: int, steps: int, device: str, threads: int) ->
     }
 
 
-def bench_rocketsim(arenas: int, team: int, steps: int, stepping: str) -> dict:
+def bench_rocketsim(arenas: int, team: int, steps: int, stepping: str, warmup: int) -> dict:
     workers = os.cpu_count() or 1
     engine = RocketSimEngine(arenas, team, team, tick_skip=TICK_SKIP, stepping=stepping, num_workers=workers)
     try:
         controls = _controls(arenas, 2 * team)
         engine.step(controls)
+        for _ in range(warmup):
+            engine.step_raw()
         seconds = _time_steps(engine.step_raw, steps)
     finally:
         engine.close()
@@ -95,6 +101,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--rocketsim-arenas", type=int, default=256)
     parser.add_argument("--device", default="cpu", help="warp's device: cpu or cuda")
+    parser.add_argument("--warmup-steps", type=int, default=40, help="steps played before timing")
     args = parser.parse_args()
     counts = [1024, 4096] if args.quick else [1024, 4096, 16384, 65536]
     steps = 2 if args.quick else args.steps
@@ -104,6 +111,7 @@ def main() -> None:
     result: dict = {
         "machine": {"cpu_count": cores, "platform": platform.platform(), "torch": torch.__version__},
         "tick_skip": TICK_SKIP,
+        "warmup_steps": args.warmup_steps,
         "warp_device": args.device,
         "rocketsim": {},
         "warp": {},
@@ -113,10 +121,12 @@ def main() -> None:
         result["ratios_one_core"] = {}
     for team in (1, 2):
         key = f"{team}v{team}"
-        rs = [bench_rocketsim(args.rocketsim_arenas, team, 2 * steps, mode) for mode in ROCKETSIM_MODES]
+        rs = [
+            bench_rocketsim(args.rocketsim_arenas, team, 2 * steps, mode, args.warmup_steps) for mode in ROCKETSIM_MODES
+        ]
         best = max(r["arena_ticks_per_s"] for r in rs)
         result["rocketsim"][key] = rs
-        rows = [bench_warp(n, team, steps, args.device, t) for n in counts for t in thread_counts]
+        rows = [bench_warp(n, team, steps, args.device, t, args.warmup_steps) for n in counts for t in thread_counts]
         result["warp"][key] = rows
         result["ratios"][key] = {
             str(n): max(w["arena_ticks_per_s"] for w in rows if w["arenas"] == n) / best for n in counts
