@@ -4,7 +4,8 @@ bar chart of error / bound per measure next to it when matplotlib is installed.
 
 Ball measures: RocketSim's path length over 2 s and the warp ball's distance from RocketSim's at 2 s
 (error = distance / path). Goal measures: the step of the goal, -1 for none (must be identical).
-Car and kickoff measures: the quantity itself (relative error).
+Car and kickoff measures: the quantity itself (relative error). Car-hit measures: the path of the ball a
+car drove into over 1 s and the warp ball's distance from RocketSim's then.
 
     python benchmarks/parity.py [--out warp_parity.json]
 """

@@ -27,6 +27,7 @@ def _names() -> list:
     names += [f"goal_{n}" for n in parity.GOAL_SCENARIOS]
     names += ["car_top_speed_throttle", "car_top_speed_boost", "car_time_to_1000", "car_jump_apex"]
     names += ["car_jump_air_time", "car_turn_radius_500", "car_turn_radius_1000", "car_turn_radius_1500"]
+    names += [f"car_hit_{n}" for n in parity.CAR_HITS]
     names += ["kickoff_time_to_ball_diagonal", "kickoff_time_to_ball_back_centre", "kickoff_time_to_ball_off_centre"]
     return [
         pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=MISSES[n])) if n in MISSES else n for n in names

@@ -166,6 +166,54 @@ def random_throw_measure(throws: int = RANDOM_THROWS, seconds: float = RANDOM_TH
     )
 
 
+CAR_HITS: dict[str, tuple[float, float]] = {
+    "centre_500": (500.0, 0.0),
+    "centre_1400": (1400.0, 0.0),
+    "centre_2000": (2000.0, 0.0),
+    "offset_40": (1400.0, 40.0),
+    "offset_80": (1400.0, 80.0),
+}
+"""Car hits on a resting ball: name -> (car speed uu/s, sideways offset of the ball uu)."""
+
+
+def car_hit_measures() -> list[Measure]:
+    """A car driving (full throttle) from 600 uu away into a resting ball: the ball's position 1 s after the
+    start, error over the distance RocketSim's ball travelled (bound 5%, as for the car measures)."""
+    names = list(CAR_HITS)
+    k = len(names)
+    state = _state(
+        [(CAR_HITS[n][1], 0.0, 93.15) for n in names],
+        [(0.0, 0.0, 0.0)] * k,
+        [(0.0, -600.0, 17.01)] * k,
+        [math.pi / 2] * k,
+        car_vel=[(0.0, CAR_HITS[n][0], 0.0) for n in names],
+    )
+
+    def throttle(s: BatchState) -> torch.Tensor:
+        c = torch.zeros(s.num_arenas, s.num_cars, 8)
+        c[..., 0] = 1.0
+        return c
+
+    rs, wa = make_engines(k, 8)
+    try:
+        traj_rs = torch.stack([s.ball_pos for s in run(rs, state, 15, throttle)])
+        traj_wa = torch.stack([s.ball_pos for s in run(wa, state, 15, throttle)])
+    finally:
+        rs.close()
+        wa.close()
+    path = (traj_rs[1:] - traj_rs[:-1]).norm(dim=-1).sum(0)
+    error = (traj_rs[-1] - traj_wa[-1]).norm(dim=-1)
+    out = []
+    for i, name in enumerate(names):
+        err = float(error[i] / path[i])
+        out.append(
+            Measure(
+                f"car_hit_{name}", float(path[i]), float(error[i]), err, 0.05, "uu: ball path, warp error", err <= 0.05
+            )
+        )
+    return out
+
+
 def goal_measures() -> list[Measure]:
     """Goal events: the step of the goal (or -1) must be identical."""
     names = list(GOAL_SCENARIOS)
@@ -298,5 +346,6 @@ def kickoff_measures() -> list[Measure]:
 
 def run_all() -> list[dict]:
     """Every measure as a dict: name, rocketsim, warp, error, bound, unit, passed."""
-    measures = ball_measures() + [random_throw_measure()] + goal_measures() + car_measures() + kickoff_measures()
+    measures = ball_measures() + [random_throw_measure()] + goal_measures() + car_measures() + car_hit_measures()
+    measures += kickoff_measures()
     return [asdict(m) for m in measures]
