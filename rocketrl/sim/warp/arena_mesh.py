@@ -28,6 +28,8 @@ _meshes: dict[tuple[str, float], SoccarMesh] = {}
 def read_cmf(path: Path, units: str = "uu") -> tuple[np.ndarray, np.ndarray]:
     """Vertices (V, 3) float32 in uu (units="bullet": as stored, 50 uu) and triangles (T, 3) int32 of one
     .cmf file."""
+    if units not in ("uu", "bullet"):
+        raise ValueError(f"units={units!r}: choose 'uu' or 'bullet'")
     data = Path(path).read_bytes()
     if len(data) < 8:
         raise ValueError(f"{path}: too short for a collision mesh file")
@@ -94,18 +96,14 @@ def bullet_bvh_order(verts: np.ndarray, tris: np.ndarray) -> np.ndarray:
     leaves = list(range(len(tris)))
     headers: list[tuple[int, int]] = []  # (first leaf, leaf count) of each subtree header, in order
 
-    def mean(first: int, count: int) -> np.ndarray:
-        rows = centres[leaves[first : first + count]]
-        return (np.cumsum(rows, axis=0, dtype=f32)[-1] * (f32(1.0) / f32(count))).astype(f32)
-
     def nodes(count: int) -> int:
         return 2 * count - 1
 
     def build(first: int, count: int) -> None:
         if count == 1:
             return
-        means = mean(first, count)
         rows = centres[leaves[first : first + count]]
+        means = (np.cumsum(rows, axis=0, dtype=f32)[-1] * (f32(1.0) / f32(count))).astype(f32)
         variance = (np.cumsum((rows - means) ** 2, axis=0, dtype=f32)[-1] * (f32(1.0) / f32(count - 1))).astype(f32)
         v0, v1, v2 = variance
         axis = (2 if v1 < v2 else 1) if v0 < v1 else (2 if v0 < v2 else 0)

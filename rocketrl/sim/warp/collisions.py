@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from rocketrl.sim.warp import arena_mesh
 from rocketrl.sim.warp.arena_sdf import arena_distance, surface_normal
 from rocketrl.sim.warp.constants import (
     BALL_ARENA_RADIUS,
@@ -72,16 +73,16 @@ PUSH_OUT_FRACTION = wp.constant(0.8)
 ContactImpulses = wp.types.vector(length=BALL_MANIFOLDS * MANIFOLD_POINTS, dtype=float)
 """Push impulse of each ball contact point (BALL_MANIFOLDS * MANIFOLD_POINTS rows)."""
 SOLVER_ITERATIONS = wp.constant(10)
-REACH_GRID_CELL = wp.constant(128.0)
-"""Cell edge (uu) of SimState.arena_reach_grid (arena_mesh.REACH_GRID_CELL)."""
 """Sequential-impulse iterations of the ball's arena contact (Bullet's default m_numIterations)."""
+REACH_GRID_CELL = wp.constant(arena_mesh.REACH_GRID_CELL)
+"""Cell edge (uu) of SimState.arena_reach_grid."""
 MAX_BALL_FACES = wp.constant(48)
 """Mesh triangles near the ball examined per tick at most (the size of BallFaces)."""
-BallFaces = wp.types.vector(length=48, dtype=int)
-EDGE_NO_NEIGHBOUR = wp.constant(6.2831853)
-"""Edge angle of an edge with no neighbouring triangle (arena_mesh.EDGE_NO_NEIGHBOUR)."""
-EDGE_CONVEX = wp.constant(1)
-EDGE_SWAP_NORMAL_B = wp.constant(2)
+BallFaces = wp.types.vector(length=MAX_BALL_FACES, dtype=int)
+EDGE_NO_NEIGHBOUR = wp.constant(arena_mesh.EDGE_NO_NEIGHBOUR)
+"""Edge angle of an edge with no neighbouring triangle."""
+EDGE_CONVEX = wp.constant(arena_mesh.EDGE_CONVEX)
+EDGE_SWAP_NORMAL_B = wp.constant(arena_mesh.EDGE_SWAP_NORMAL_B)
 EDGE_REACH = wp.constant(5.0)
 """Distance (uu) from a shared edge within which a mesh contact's normal is adjusted (Bullet's 0.1 units)."""
 CAR_CONTACT_RANGE = wp.constant(100.0)

@@ -181,9 +181,7 @@ class WarpEngine:
         self._sim = SimState()
         for name, tensor in self.t.items():
             dtype = vec_dtypes.get(name, wp.vec3 if tensor.shape[-1] == 3 and tensor.dtype == torch.float32 else None)
-            if name in ("car_f", "car_i", "controls", "ev_car", "scores", "car_team", "pad_timer", "pad_active") or (
-                name.startswith("ball_manifold") or name == "ball_contacts"
-            ):
+            if name in ("car_f", "car_i", "controls", "ev_car", "scores", "car_team", "pad_timer", "pad_active"):
                 dtype = None
             if name in ("tick", "goal_latch", "ev_goal", "ev_last_touch"):
                 dtype = None

@@ -91,23 +91,34 @@ def _idle(state: BatchState) -> torch.Tensor:
     return torch.zeros(state.num_arenas, state.num_cars, 8)
 
 
+def ball_paths(
+    state: ResetState, steps: int, controls: Callable[[BatchState], torch.Tensor] = _idle
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Ball positions (steps + 1, A, 3) in RocketSim and in warp from `state`, tick skip 8, one blue car."""
+    rs, wa = make_engines(state.num_arenas, 8)
+    try:
+        traj_rs = torch.stack([s.ball_pos for s in run(rs, state, steps, controls)])
+        traj_wa = torch.stack([s.ball_pos for s in run(wa, state, steps, controls)])
+    finally:
+        rs.close()
+        wa.close()
+    return traj_rs, traj_wa
+
+
+def path_and_final_error(traj_rs: torch.Tensor, traj_wa: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Distance (A,) RocketSim's ball travelled along its path, and (A,) the two balls' distance at the end."""
+    path = (traj_rs[1:] - traj_rs[:-1]).norm(dim=-1).sum(0)
+    return path, (traj_rs[-1] - traj_wa[-1]).norm(dim=-1)
+
+
 def ball_measures() -> list[Measure]:
     """Ball position error after 2 s over the distance RocketSim's ball travelled, per surface (bound 1%)."""
     names = list(BALL_SCENARIOS)
     pos = [BALL_SCENARIOS[n][0] for n in names]
     vel = [BALL_SCENARIOS[n][1] for n in names]
     state = _state(pos, vel, [PARK] * len(names), [0.0] * len(names))
-    steps = int(BALL_SECONDS * 15)
+    path, final_error = path_and_final_error(*ball_paths(state, int(BALL_SECONDS * 15)))
     out = []
-    rs, wa = make_engines(len(names), 8)
-    try:
-        traj_rs = torch.stack([s.ball_pos for s in run(rs, state, steps, _idle)])
-        traj_wa = torch.stack([s.ball_pos for s in run(wa, state, steps, _idle)])
-    finally:
-        rs.close()
-        wa.close()
-    path = (traj_rs[1:] - traj_rs[:-1]).norm(dim=-1).sum(0)
-    final_error = (traj_rs[-1] - traj_wa[-1]).norm(dim=-1)
     for i, name in enumerate(names):
         err = float(final_error[i] / path[i])
         out.append(
@@ -143,22 +154,14 @@ def random_throw_measure(throws: int = RANDOM_THROWS, seconds: float = RANDOM_TH
     )
     vel = (torch.rand(throws, 3, generator=g) * 2.0 - 1.0) * torch.tensor([3000.0, 3000.0, 1500.0])
     state = _state(pos.tolist(), vel.tolist(), [PARK] * throws, [0.0] * throws)
-    steps = int(seconds * 15)
-    rs, wa = make_engines(throws, 8)
-    try:
-        traj_rs = torch.stack([s.ball_pos for s in run(rs, state, steps, _idle)])
-        traj_wa = torch.stack([s.ball_pos for s in run(wa, state, steps, _idle)])
-    finally:
-        rs.close()
-        wa.close()
-    path = (traj_rs[1:] - traj_rs[:-1]).norm(dim=-1).sum(0)
-    errors = (traj_rs[-1] - traj_wa[-1]).norm(dim=-1) / path
+    path, final_error = path_and_final_error(*ball_paths(state, int(seconds * 15)))
+    errors = final_error / path
     worst = int(errors.argmax())
     err = float(errors[worst])
     return Measure(
         f"ball_random_throws_{throws}",
         float(path[worst]),
-        float(errors[worst] * path[worst]),
+        float(final_error[worst]),
         err,
         0.01,
         "uu: RocketSim path, warp error (worst throw)",
@@ -194,15 +197,7 @@ def car_hit_measures() -> list[Measure]:
         c[..., 0] = 1.0
         return c
 
-    rs, wa = make_engines(k, 8)
-    try:
-        traj_rs = torch.stack([s.ball_pos for s in run(rs, state, 15, throttle)])
-        traj_wa = torch.stack([s.ball_pos for s in run(wa, state, 15, throttle)])
-    finally:
-        rs.close()
-        wa.close()
-    path = (traj_rs[1:] - traj_rs[:-1]).norm(dim=-1).sum(0)
-    error = (traj_rs[-1] - traj_wa[-1]).norm(dim=-1)
+    path, error = path_and_final_error(*ball_paths(state, 15, throttle))
     out = []
     for i, name in enumerate(names):
         err = float(error[i] / path[i])
