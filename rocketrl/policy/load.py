@@ -1,4 +1,4 @@
-"""Policies by name: 'rule_policy', 'random', or the path of a training checkpoint.
+"""Policies by name: 'rule_policy', 'random', 'pretrained', or the path of a training checkpoint.
 
 A checkpoint is self-describing: its metadata holds the run's config (older checkpoints: the run
 folder's config.json two levels up), so the network is rebuilt with the shape it was trained with,
@@ -18,6 +18,30 @@ from rocketrl.policy.base import Policy
 
 RULE_POLICY = "rule_policy"
 RANDOM_POLICY = "random"
+PRETRAINED = "pretrained"
+PRETRAINED_CHECKPOINT = Path(__file__).resolve().parent.parent / "pretrained" / "vs_rule_1v1.safetensors"
+"""The 1v1 bot shipped with the package (`--checkpoint pretrained`), trained with the vs_rule preset."""
+
+
+def resolve_checkpoint(spec: str | Path) -> Path:
+    """The checkpoint file a `--checkpoint` value names: 'pretrained' (the shipped bot) or a path.
+
+    Raises FileNotFoundError naming the value and the fix when there is no such file.
+    """
+    if str(spec) == PRETRAINED:
+        if not PRETRAINED_CHECKPOINT.is_file():
+            raise FileNotFoundError(
+                f"the pretrained bot {PRETRAINED_CHECKPOINT} is missing from this installation; reinstall rocketrl "
+                "(pip install -e .) or give a checkpoint path"
+            )
+        return PRETRAINED_CHECKPOINT
+    path = Path(spec)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"checkpoint {str(spec)!r} does not exist; give 'pretrained' or the path of a .safetensors checkpoint "
+            "(e.g. runs/<run>/checkpoints/<file>.safetensors)"
+        )
+    return path
 
 
 def checkpoint_config(path: Path, meta: dict) -> dict:
@@ -38,14 +62,13 @@ def policy_from_checkpoint(path: str | Path, device: str | torch.device = "cpu",
     from rocketrl.env.actions import make_action_parser
     from rocketrl.ppo.normalize import ObservationNormalizer
 
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"checkpoint {path} does not exist; give the path of a .safetensors checkpoint")
+    path = resolve_checkpoint(path)
     state, meta = load_checkpoint(path, device=device)
     config = checkpoint_config(path, meta)
     model_cfg, env_cfg = config.get("model", {}), config.get("env", {})
     weights = state["model"]
-    obs_size = int(next(v for k, v in weights.items() if k.endswith("weight") and v.dim() == 2).shape[1])
+    first = weights["lstm.weight_ih_l0"] if "lstm.weight_ih_l0" in weights else weights["actor.0.weight"]
+    obs_size = int(first.shape[1])
     action_kind = env_cfg.get("action", "discrete")
     model = ActorCritic(
         obs_size,
@@ -60,7 +83,8 @@ def policy_from_checkpoint(path: str | Path, device: str | torch.device = "cpu",
     model.eval()
     normalizer = None
     if config.get("ppo", {}).get("normalize_observations", True) and "obs_norm" in state:
-        normalizer = ObservationNormalizer(obs_size, torch.device(device))
+        clip = config.get("ppo", {}).get("obs_clip", 10.0)
+        normalizer = ObservationNormalizer(obs_size, torch.device(device), clip=clip)
         normalizer.load_state_dict(state["obs_norm"])
         normalizer.frozen = True
     return PolicyActor(model, normalizer, deterministic=deterministic)
@@ -73,7 +97,7 @@ def load_policy(
     deterministic: bool = False,
     compile_rule: bool = False,
 ) -> Policy:
-    """'rule_policy' (also 'rule'), 'random', or a checkpoint path -> a Policy. compile_rule: a RulePolicy
+    """'rule_policy' (also 'rule'), 'random', 'pretrained' or a checkpoint path -> a Policy. compile_rule: a RulePolicy
     runs through torch.compile."""
     if spec in (RULE_POLICY, "rule"):
         from rocketrl.policy.rule import RulePolicy
@@ -83,9 +107,9 @@ def load_policy(
         from rocketrl.policy.random_policy import RandomPolicy
 
         return RandomPolicy(seed=seed)
-    if not Path(spec).exists():
+    if spec != PRETRAINED and not Path(spec).exists():
         raise FileNotFoundError(
-            f"policy {spec!r} is neither 'rule_policy', 'random' nor an existing checkpoint file; "
+            f"policy {spec!r} is neither 'rule_policy', 'random', 'pretrained' nor an existing checkpoint file; "
             "give one of those (e.g. runs/<run>/checkpoints/<file>.safetensors)"
         )
     return policy_from_checkpoint(spec, device=device, deterministic=deterministic)
@@ -97,5 +121,7 @@ def policy_name(spec: str) -> str:
         return RULE_POLICY
     if spec == RANDOM_POLICY:
         return RANDOM_POLICY
+    if spec == PRETRAINED:
+        return PRETRAINED
     path = Path(spec).resolve()
     return f"{path.parent.parent.name}/{path.stem}"
