@@ -97,7 +97,8 @@ def load_policy(
     deterministic: bool = False,
     compile_rule: bool = False,
 ) -> Policy:
-    """'rule_policy' (also 'rule'), 'random', 'pretrained' or a checkpoint path -> a Policy. compile_rule: a RulePolicy
+    """'rule_policy' (also 'rule'), 'random', 'shadow_goalie', 'ball_chaser' (scripted opponents kept out of
+    training), 'pretrained' or a checkpoint path -> a Policy. compile_rule: a RulePolicy
     runs through torch.compile."""
     if spec in (RULE_POLICY, "rule"):
         from rocketrl.policy.rule import RulePolicy
@@ -107,10 +108,14 @@ def load_policy(
         from rocketrl.policy.random_policy import RandomPolicy
 
         return RandomPolicy(seed=seed)
+    from rocketrl.policy.scripted import SCRIPTED_OPPONENTS
+
+    if spec in SCRIPTED_OPPONENTS:
+        return SCRIPTED_OPPONENTS[spec](seed=seed, compiled=compile_rule)
     if spec != PRETRAINED and not Path(spec).exists():
         raise FileNotFoundError(
-            f"policy {spec!r} is neither 'rule_policy', 'random', 'pretrained' nor an existing checkpoint file; "
-            "give one of those (e.g. runs/<run>/checkpoints/<file>.safetensors)"
+            f"policy {spec!r} is neither 'rule_policy', 'random', 'shadow_goalie', 'ball_chaser', 'pretrained' nor "
+            "an existing checkpoint file; give one of those (e.g. runs/<run>/checkpoints/<file>.safetensors)"
         )
     return policy_from_checkpoint(spec, device=device, deterministic=deterministic)
 
@@ -121,7 +126,7 @@ def policy_name(spec: str) -> str:
         return RULE_POLICY
     if spec == RANDOM_POLICY:
         return RANDOM_POLICY
-    if spec == PRETRAINED:
-        return PRETRAINED
+    if spec in (PRETRAINED, "shadow_goalie", "ball_chaser"):
+        return spec
     path = Path(spec).resolve()
     return f"{path.parent.parent.name}/{path.stem}"

@@ -44,12 +44,12 @@ _FIELD_X = SIDE_WALL_X - 200.0
 _FIELD_Y = BACK_WALL_Y - 200.0
 
 
-def _unit(v: torch.Tensor) -> torch.Tensor:
+def unit(v: torch.Tensor) -> torch.Tensor:
     """v [..., D] scaled to unit length (zero vectors stay near zero)."""
     return v / v.norm(dim=-1, keepdim=True).clamp_min(1e-6)
 
 
-def _xy(v: torch.Tensor) -> torch.Tensor:
+def xy(v: torch.Tensor) -> torch.Tensor:
     """v [..., 3] with z set to 0."""
     return torch.cat([v[..., :2], torch.zeros_like(v[..., 2:])], dim=-1)
 
@@ -60,11 +60,23 @@ def to_car_frame(v: torch.Tensor, forward: torch.Tensor, up: torch.Tensor) -> to
     return torch.stack([(v * forward).sum(-1), (v * left).sum(-1), (v * up).sum(-1)], dim=-1)
 
 
-def _clamp_field(p: torch.Tensor) -> torch.Tensor:
+def clamp_field(p: torch.Tensor) -> torch.Tensor:
     """Points [N, 3] clamped inside the field (x, y); z kept."""
     x = p[:, 0].clamp(-_FIELD_X, _FIELD_X)
     y = p[:, 1].clamp(-_FIELD_Y, _FIELD_Y)
     return torch.stack([x, y, p[:, 2]], dim=-1)
+
+
+def predict_ball(obs: torch.Tensor) -> torch.Tensor:
+    """The ball [N, 3] (uu, blue-side frame) a short time ahead, no bounces: the time grows with the
+    car's distance to it, up to 1 s, and the point is kept inside the field."""
+    ball, ball_vel = obs[:, 0:3] * SCALE, obs[:, 3:6] * SCALE
+    car, vel = obs[:, 51:54] * SCALE, obs[:, 54:57] * SCALE
+    dist_now = (ball - car).norm(dim=-1)
+    t = (dist_now / (vel.norm(dim=-1) + 1000.0)).clamp(0.0, 1.0).unsqueeze(-1)
+    pred = ball + ball_vel * t
+    pred_z = (ball[:, 2:3] + ball_vel[:, 2:3] * t - 0.5 * _GRAVITY * t * t).clamp_min(BALL_RADIUS)
+    return clamp_field(torch.cat([pred[:, :2], pred_z], dim=-1))
 
 
 def choose_target(obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -74,30 +86,25 @@ def choose_target(obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """
     n, device = obs.shape[0], obs.device
     ball, ball_vel = obs[:, 0:3] * SCALE, obs[:, 3:6] * SCALE
-    car, vel = obs[:, 51:54] * SCALE, obs[:, 54:57] * SCALE
+    car = obs[:, 51:54] * SCALE
     boost = obs[:, 66] * 100.0
     others = obs[:, 80:180].reshape(n, 5, 20)
     alive = (others[..., 19] > 0.5) & (others[..., 18] < 0.5)  # [N, 5]
     other_pos = car.unsqueeze(1) + others[..., 0:3] * SCALE  # [N, 5, 3]
 
-    # Ball a short time ahead (no bounces), the time growing with the distance to it.
-    dist_now = (ball - car).norm(dim=-1)
-    t = (dist_now / (vel.norm(dim=-1) + 1000.0)).clamp(0.0, 1.0).unsqueeze(-1)
-    pred = ball + ball_vel * t
-    pred_z = (ball[:, 2:3] + ball_vel[:, 2:3] * t - 0.5 * _GRAVITY * t * t).clamp_min(BALL_RADIUS)
-    pred = _clamp_field(torch.cat([pred[:, :2], pred_z], dim=-1))
+    pred = predict_ball(obs)
 
     # Roles: rank by distance to the ball among alive teammates (ties broken by x, seen alike by both).
-    my_key = _xy(pred - car).norm(dim=-1) + 1e-2 * car[:, 0]
-    mate_key = _xy(pred.unsqueeze(1) - other_pos[:, :2]).norm(dim=-1) + 1e-2 * other_pos[:, :2, 0]
+    my_key = xy(pred - car).norm(dim=-1) + 1e-2 * car[:, 0]
+    mate_key = xy(pred.unsqueeze(1) - other_pos[:, :2]).norm(dim=-1) + 1e-2 * other_pos[:, :2, 0]
     rank = ((mate_key < my_key.unsqueeze(1)) & alive[:, :2]).sum(dim=1)
-    opp_dist = _xy(pred.unsqueeze(1) - other_pos[:, 2:]).norm(dim=-1).masked_fill(~alive[:, 2:], float("inf"))
-    my_dist = _xy(pred - car).norm(dim=-1)
+    opp_dist = xy(pred.unsqueeze(1) - other_pos[:, 2:]).norm(dim=-1).masked_fill(~alive[:, 2:], float("inf"))
+    my_dist = xy(pred - car).norm(dim=-1)
 
     # Attack: behind the ball on the line from the opponent goal through it.
     aim = torch.stack([pred[:, 0].clamp(-350.0, 350.0), torch.full_like(pred[:, 0], _OPP_GOAL_Y)], dim=-1)
-    away = _unit(pred[:, :2] - aim)  # from the goal through the ball
-    alignment = (_unit(pred[:, :2] - car[:, :2]) * -away).sum(-1)  # 1: the car is right behind the shot line
+    away = unit(pred[:, :2] - aim)  # from the goal through the ball
+    alignment = (unit(pred[:, :2] - car[:, :2]) * -away).sum(-1)  # 1: the car is right behind the shot line
     miss = torch.acos(alignment.clamp(-1.0, 1.0))  # radians between the approach and the shot line
     # Keep the point inside the field by shortening the offset (a ball at a wall is taken as it lies).
     room_x = (_FIELD_X - pred[:, 0] * away[:, 0].sign()) / away[:, 0].abs().clamp_min(1e-3)
@@ -106,11 +113,11 @@ def choose_target(obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     offset = torch.minimum(my_dist * (0.2 + 1.2 * miss), room).clamp(max=1600.0).unsqueeze(-1)
     attack = pred.clone()
     attack[:, :2] = pred[:, :2] + away * offset
-    attack = _clamp_field(attack)
+    attack = clamp_field(attack)
 
     # Defence: the ball between the car and its own goal, or an opponent much closer to the ball.
     own = torch.tensor([0.0, _OWN_GOAL_Y], device=device)
-    to_own = _unit(own - pred[:, :2])
+    to_own = unit(own - pred[:, :2])
     beyond = ((car[:, :2] - pred[:, :2]) * to_own).sum(-1)  # < 0: the car is on the far side of the ball
     wrong_side = beyond < -300.0
     beaten = (opp_dist.min(dim=1).values < 0.5 * my_dist) & (my_dist > 1500.0)
@@ -119,14 +126,14 @@ def choose_target(obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     defend[:, 0] = defend[:, 0].clamp(-700.0, 700.0)
     defend[:, 1] = defend[:, 1].clamp(-BACK_WALL_Y + 300.0, -3200.0)
     # With the ball deep in the opponent half and no opponent ahead, regroup behind it instead.
-    regroup = _clamp_field(torch.cat([pred[:, :2] + to_own * 1800.0, pred[:, 2:]], dim=-1))
+    regroup = clamp_field(torch.cat([pred[:, :2] + to_own * 1800.0, pred[:, 2:]], dim=-1))
     regroup_ok = (pred[:, 1] > 500.0) & ~beaten
     defend = torch.where(regroup_ok.unsqueeze(-1), regroup, defend)
 
     support = torch.zeros_like(pred)
     support[:, :2] = pred[:, :2] + to_own * 2000.0
     support[:, 0] = support[:, 0] * 0.6
-    support = _clamp_field(support)
+    support = clamp_field(support)
     goalie = torch.zeros_like(pred)
     goalie[:, :2] = own + (pred[:, :2] - own) * 0.1
     goalie[:, 1] = goalie[:, 1].clamp(max=-4400.0)
@@ -157,14 +164,14 @@ def choose_target(obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     mode = torch.where(want, BOOST, mode)
 
     # Never drive through the ball on the way: detour around it on the car's side of the path.
-    path = _xy(target - car)
+    path = xy(target - car)
     path_len = path.norm(dim=-1).clamp_min(1.0)
-    along = (_xy(pred - car) * path).sum(-1) / path_len
-    perp = _xy(car - pred) - _unit(path) * (_xy(car - pred) * _unit(path)).sum(-1, keepdim=True)
-    side = _unit(perp + torch.stack([-path[:, 1], path[:, 0], torch.zeros_like(path_len)], -1) * 1e-4)
+    along = (xy(pred - car) * path).sum(-1) / path_len
+    perp = xy(car - pred) - unit(path) * (xy(car - pred) * unit(path)).sum(-1, keepdim=True)
+    side = unit(perp + torch.stack([-path[:, 1], path[:, 0], torch.zeros_like(path_len)], -1) * 1e-4)
     blocked = (perp.norm(dim=-1) < 250.0) & (along > 150.0) & (along < path_len - 150.0)
     blocked &= (mode != ATTACK) | (offset[:, 0] > 300.0)
-    around = _clamp_field(pred + side * 450.0)
+    around = clamp_field(pred + side * 450.0)
     target = torch.where(blocked.unsqueeze(-1), around, target)
     return target, mode
 
@@ -200,6 +207,12 @@ class RulePolicy:
 def rule_controls(obs: torch.Tensor) -> torch.Tensor:
     """The rules as one pure function: obs [N, 180] float32 -> controls [N, 8] float32."""
     target, mode = choose_target(obs)
+    return drive_controls(obs, target, mode)
+
+
+def drive_controls(obs: torch.Tensor, target: torch.Tensor, mode: torch.Tensor) -> torch.Tensor:
+    """Driving toward target [N, 3] (uu, blue-side frame) in mode [N] (ATTACK, DEFEND, SUPPORT, GOALIE or
+    BOOST): steering, throttle, boost, jumps and dodges, air control -> controls [N, 8] float32."""
     ball = obs[:, 0:3] * SCALE
     car, vel = obs[:, 51:54] * SCALE, obs[:, 54:57] * SCALE
     ang_vel = obs[:, 57:60] * 5.5
@@ -212,8 +225,8 @@ def rule_controls(obs: torch.Tensor) -> torch.Tensor:
     closing = -rel_vel[:, 0]
 
     # Lined-up ball close in front: drive straight at it instead of the offset point.
-    to_goal = _unit(torch.stack([-ball[:, 0], _OPP_GOAL_Y - ball[:, 1]], dim=-1))
-    approach = _unit(ball[:, :2] - car[:, :2])
+    to_goal = unit(torch.stack([-ball[:, 0], _OPP_GOAL_Y - ball[:, 1]], dim=-1))
+    approach = unit(ball[:, :2] - car[:, :2])
     lined = (approach * to_goal).sum(-1) > 0.5
     ball_angle = torch.atan2(ball_local[:, 1], ball_local[:, 0])
     straight = (mode == ATTACK) & lined & (ball_local[:, 0] > 0) & (ball_local[:, 0] < 900.0)
@@ -258,7 +271,7 @@ def rule_controls(obs: torch.Tensor) -> torch.Tensor:
     pitch = (-2.0 * forward[:, 2]).clamp(-1.0, 1.0)
     roll = (2.0 * left[:, 2]).clamp(-1.0, 1.0)
     yaw = steer
-    direction = _unit(ball_local[:, :2])
+    direction = unit(ball_local[:, :2])
     pitch = torch.where(dodge, -direction[:, 0], pitch)
     yaw = torch.where(dodge, direction[:, 1], yaw)
     roll = torch.where(dodge, torch.zeros_like(roll), roll)
