@@ -24,9 +24,19 @@ handful of distinct kickoffs repeated. The selection and final games move each c
 in x and y, which makes them independent trials; the final games are then played once more from the
 exact spawns and reported under "exact_kickoffs".
 
-    python benchmarks/learn_vs_rule.py [--preset vs_rule] [--timesteps N] [--minutes M] [--games 100]
+Generalization (--generalization-games G, default 50): the chosen bot also plays G jittered full games
+against each scripted opponent it never trained against (`rocketrl.policy.scripted`: shadow_goalie,
+ball_chaser), reported under "generalization".
+
+Every run is recorded (--record, default docs/learn_vs_rule_runs.jsonl; not with --quick): one JSON line
+with the seed, commit, preset, steps, wall times, the final figures, the exact-spawn figure and the
+generalization figures, so the spread over seeds is on file. `--measure REPORT.json` skips training: it
+plays the generalization games of the bot an earlier report chose and records that run.
+
+    python benchmarks/learn_vs_rule.py [--preset vs_rule] [--seed N] [--timesteps N] [--minutes M] [--games 100]
         [--engine rocketsim|warp] [--select-games 32] [--candidates 4] [--kickoff-jitter 5]
-        [--plot docs/learn_vs_rule.png] [--out report.json]
+        [--generalization-games 50] [--record docs/learn_vs_rule_runs.jsonl] [--plot PNG] [--out report.json]
+    python benchmarks/learn_vs_rule.py --measure report.json [--generalization-games 50] [--record PATH]
 """
 
 from __future__ import annotations
@@ -43,7 +53,11 @@ import torch
 
 LONG_BENCHMARK = True  # `rocketrl bench` runs it only when named
 
-PRESETS = Path(__file__).resolve().parent.parent / "rocketrl" / "configs" / "presets"
+ROOT = Path(__file__).resolve().parent.parent
+PRESETS = ROOT / "rocketrl" / "configs" / "presets"
+RUNS_RECORD = ROOT / "docs" / "learn_vs_rule_runs.jsonl"
+GENERALIZATION_OPPONENTS = ("shadow_goalie", "ball_chaser")
+"""Scripted opponents no training preset uses (rocketrl/policy/scripted.py)."""
 
 
 def performance_elo(wins: int, draws: int, losses: int, anchor: float = 1500.0) -> float:
@@ -99,6 +113,93 @@ def games_summary(result) -> dict:
         "touches_against": result.touches_against,
         "by_side": by_side(result),
     }
+
+
+def generalization(bot, args: argparse.Namespace, device) -> dict[str, dict]:
+    """The bot's figures (games_summary) against each opponent of GENERALIZATION_OPPONENTS, on arena seeds
+    of their own (args.seed + 2000), jittered kickoffs, full games."""
+    from rocketrl.eval.match import MatchConfig, play_match
+    from rocketrl.policy.load import load_policy
+
+    figures = {}
+    for name in GENERALIZATION_OPPONENTS:
+        match = MatchConfig(
+            num_games=args.generalization_games,
+            game_seconds=args.game_seconds,
+            num_arenas=min(args.generalization_games, 50),
+            seed=args.seed + 2000,
+            kickoff_jitter=args.kickoff_jitter,
+        )
+        result = play_match(bot, load_policy(name, compile_rule=True), match, "learner", name, device=device)
+        figures[name] = games_summary(result)
+        print(f"generalization: {result.summary()}", flush=True)
+    return figures
+
+
+def git_commit() -> str | None:
+    """The commit of the working tree (with '+dirty' when it has uncommitted changes), or None."""
+    import subprocess
+
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
+def record_line(report: dict) -> dict:
+    """The one-line record of a run (see the module docstring)."""
+
+    def brief(figures: dict | None) -> dict | None:
+        if figures is None:
+            return None
+        keys = ("games", "wins", "draws", "losses", "win_rate", "win_rate_low", "win_rate_high", "elo")
+        return {key: figures[key] for key in keys}
+
+    return {
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "seed": report["seed"],
+        "commit": report.get("commit"),
+        "preset": report["preset"],
+        "train_engine": report["train_engine"],
+        "steps": report["steps"],
+        "train_wall_seconds": report["train_wall_seconds"],
+        "select_wall_seconds": report["select_wall_seconds"],
+        "bot": report["bot"],
+        "final": brief(report),
+        "exact_kickoffs": brief(report.get("exact_kickoffs")),
+        "generalization": {k: brief(v) for k, v in (report.get("generalization") or {}).items()},
+        "machine": report.get("machine"),
+    }
+
+
+def append_record(path: Path, report: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as f:
+        f.write(json.dumps(record_line(report)) + "\n")
+    print(f"run recorded in {path}", flush=True)
+
+
+def measure(args: argparse.Namespace) -> None:
+    """--measure: the generalization games of the bot an earlier report chose; the report is updated."""
+    from rocketrl.policy.load import policy_from_checkpoint
+
+    report_path = Path(args.measure)
+    report = json.loads(report_path.read_text())
+    report.setdefault("seed", args.seed)
+    greedy = report.get("acting", "greedy") == "greedy"
+    args.seed, args.game_seconds = report["seed"], report.get("game_seconds", args.game_seconds)
+    args.kickoff_jitter = report.get("kickoff_jitter", args.kickoff_jitter)
+    torch.set_num_threads(1)
+    bot = policy_from_checkpoint(report["bot"], deterministic=greedy)
+    report["generalization"] = generalization(bot, args, "cpu")
+    report_path.write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report["generalization"], indent=2))
+    if args.record:
+        append_record(Path(args.record), report)
 
 
 def select_checkpoint(trainer, rule, args: argparse.Namespace, greedy: bool) -> tuple[list[dict], Path | None]:
@@ -223,12 +324,33 @@ def main() -> None:
         "100 games hold only a few distinct kickoffs; the final games are also played with exact spawns and "
         "reported beside them",
     )
+    parser.add_argument(
+        "--generalization-games",
+        type=int,
+        default=50,
+        help="games against each scripted opponent the bot never trained against (default 50; 0: none)",
+    )
+    parser.add_argument(
+        "--record",
+        default=str(RUNS_RECORD),
+        help=f"append the run's one-line record to this JSONL file (default {RUNS_RECORD.relative_to(ROOT)}; "
+        "'' for none; --quick records nothing)",
+    )
+    parser.add_argument(
+        "--measure", default=None, metavar="REPORT", help="no training: measure and record the bot of an earlier report"
+    )
     parser.add_argument("--quick", action="store_true", help="a smoke run: 20k steps, 4 short games")
     args = parser.parse_args()
     if args.quick:
         args.timesteps, args.games, args.game_seconds, args.select_games = 20_000, 4, 20.0, 2
+        args.generalization_games, args.record = min(args.generalization_games, 2), ""
+    if args.measure:
+        measure(args)
+        return
     if args.games < 1:
         parser.error("--games must be at least 1")
+    if args.generalization_games < 0:
+        parser.error("--generalization-games must be 0 (none) or positive")
     if args.select_games < 0:
         parser.error("--select-games must be 0 (off) or positive")
     if args.candidates < 1:
@@ -298,12 +420,15 @@ def main() -> None:
         if args.kickoff_jitter > 0:  # the same games from the exact spawns, as earlier runs were measured
             match.kickoff_jitter = 0.0
             exact = play_match(learner, rule, match, "learner", "rule_policy", device=trainer.device)
+        unseen = generalization(learner, args, trainer.device) if args.generalization_games > 0 else {}
     finally:
         trainer.close()
     final = games_summary(result)
     report = {
         "benchmark": "learn_vs_rule",
         "preset": args.preset,
+        "seed": args.seed,
+        "commit": git_commit(),
         "train_engine": cfg.env.engine,
         "eval_engine": match.engine,
         "run": str(trainer.run_dir),
@@ -317,6 +442,7 @@ def main() -> None:
         "acting": "greedy" if greedy else "sampled",
         "kickoff_jitter": args.kickoff_jitter,
         "exact_kickoffs": None if exact is None else games_summary(exact),
+        "generalization": unseen,
         "target": {"win_rate": 0.7, "elo": 1650, "stretch_win_rate": 0.9, "stretch_elo": 1900},
         "met": final["win_rate"] >= 0.7,
         "machine": {"cpus": os.cpu_count(), "torch": torch.__version__, "python": platform.python_version()},
@@ -329,6 +455,8 @@ def main() -> None:
     print(text)
     if args.out:
         Path(args.out).write_text(text + "\n")
+    if args.record:
+        append_record(Path(args.record), report)
 
 
 if __name__ == "__main__":

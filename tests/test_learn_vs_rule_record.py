@@ -1,0 +1,54 @@
+"""The learning benchmark's run record: one JSON line per run with the figures the README's spread table needs."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "learn_vs_rule.py"
+
+
+def load_benchmark():
+    spec = importlib.util.spec_from_file_location("learn_vs_rule", BENCHMARK)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def figures(wins: int, draws: int, losses: int) -> dict:
+    n = wins + draws + losses
+    return {
+        "games": n, "wins": wins, "draws": draws, "losses": losses, "win_rate": (wins + draws / 2) / n,
+        "win_rate_low": 0.1, "win_rate_high": 0.9, "elo": 1600.0, "goals_for": 3, "by_side": {},
+    }  # fmt: skip
+
+
+def test_each_run_appends_one_line_with_seed_commit_and_every_figure(tmp_path) -> None:
+    bench = load_benchmark()
+    report = {
+        "benchmark": "learn_vs_rule", "preset": "vs_rule", "seed": 3, "commit": "abc", "train_engine": "rocketsim",
+        "steps": 1000, "train_wall_seconds": 10.0, "select_wall_seconds": 2.0, "bot": "x.safetensors",
+        **figures(7, 1, 2), "exact_kickoffs": figures(5, 0, 5),
+        "generalization": {"shadow_goalie": figures(4, 0, 1), "ball_chaser": figures(3, 1, 1)},
+        "machine": {"cpus": 2},
+    }  # fmt: skip
+    record = tmp_path / "runs.jsonl"
+    bench.append_record(record, report)
+    bench.append_record(record, {**report, "seed": 4})
+    lines = [json.loads(line) for line in record.read_text().splitlines()]
+    assert [line["seed"] for line in lines] == [3, 4]
+    line = lines[0]
+    assert line["commit"] == "abc" and line["preset"] == "vs_rule" and line["steps"] == 1000
+    assert line["final"]["win_rate"] == 0.75 and line["final"]["elo"] == 1600.0
+    assert line["exact_kickoffs"]["wins"] == 5
+    assert set(line["generalization"]) == {"shadow_goalie", "ball_chaser"}
+    assert line["generalization"]["ball_chaser"]["draws"] == 1
+    assert set(bench.GENERALIZATION_OPPONENTS) == {"shadow_goalie", "ball_chaser"}
+
+
+def test_no_training_preset_uses_the_generalization_opponents() -> None:
+    configs = Path(__file__).resolve().parent.parent / "rocketrl" / "configs"
+    for path in configs.rglob("*.yaml"):
+        text = path.read_text()
+        assert "shadow_goalie" not in text and "ball_chaser" not in text, path
