@@ -4,11 +4,21 @@ RocketSim's Python readout holds the GIL, so threads in one process serialise on
 not. The main process writes controls into shared memory, sends each worker a one-word command over
 a pipe, and waits for the replies. Sending (`send`) and waiting (`gather`) are separate so that the
 caller can work while the workers step. A worker that dies or raises turns into a clear RuntimeError.
+
+Workers die with their parent, however it dies (SIGKILL and the out-of-memory killer included), without
+relying on the parent's cleanup: on Linux the kernel sends each worker SIGKILL when the parent goes
+(`PR_SET_PDEATHSIG`); everywhere, a worker holds only its own end of its own pipe (the parent ends of the
+other workers' pipes, inherited by fork, are closed), so the parent's death closes the pipe and the
+worker's wait for its next command ends; and a worker whose parent process id changes stops.
 """
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing as mp
+import os
+import signal
+import sys
 import traceback
 from multiprocessing.connection import Connection
 from multiprocessing.shared_memory import SharedMemory
@@ -36,8 +46,42 @@ class SharedArray:
             self.shm.unlink()
 
 
-def _worker_main(conn: Connection, spec: dict) -> None:
-    """Entry point of a worker process: build the block, then serve commands until 'close'."""
+PR_SET_PDEATHSIG = 1
+"""prctl option: the signal the kernel sends this process when its parent dies (Linux)."""
+PARENT_POLL_SECONDS = 1.0
+"""How often a waiting worker checks that its parent is still the process that started it."""
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Ask the kernel to SIGKILL this process when its parent dies (Linux; a no-op elsewhere), and exit at
+    once if the parent is already gone (it died before the request took effect)."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent_pid:
+        os._exit(0)
+
+
+def _wait_command(conn: Connection, parent_pid: int) -> tuple[str, object] | None:
+    """The next command, or None when the parent is gone (pipe closed, or this process re-parented)."""
+    while not conn.poll(PARENT_POLL_SECONDS):
+        if os.getppid() != parent_pid:
+            return None
+    try:
+        return conn.recv()
+    except (EOFError, OSError):
+        return None
+
+
+def _worker_main(conn: Connection, spec: dict, inherited: list[Connection] | None = None) -> None:
+    """Entry point of a worker process: build the block, then serve commands until 'close' or the
+    parent's death. inherited: pipe ends of the parent's other workers that fork copied here (closed)."""
+    die_with_parent(spec["parent_pid"])
+    for other in inherited or ():
+        other.close()
     arrays = {key: SharedArray(tuple(shape), name) for key, (name, shape) in spec["buffers"].items()}
     try:
         block = ArenaBlock(
@@ -57,10 +101,10 @@ def _worker_main(conn: Connection, spec: dict) -> None:
     mask = arrays["reset_mask"].array
     lo, hi = spec["lo"], spec["hi"]
     while True:
-        try:
-            command, arg = conn.recv()
-        except EOFError:
+        message = _wait_command(conn, spec["parent_pid"])
+        if message is None:
             break
+        command, arg = message
         try:
             if command == "step":
                 block.step(arg, use_multi_step=False)
@@ -109,8 +153,12 @@ class WorkerPool:
                 "orange_size": orange_size,
                 "seed": seed,
                 "buffers": spec_buffers,
+                "parent_pid": os.getpid(),
             }
-            proc = ctx.Process(target=_worker_main, args=(child, spec), daemon=True, name=f"rocketsim-{lo}")
+            # With fork the child inherits every pipe end this process holds, its own pipe's parent end
+            # included; it closes them so that this process's death closes its pipe (spawn inherits none).
+            inherited = [*self.conns, parent] if ctx.get_start_method() == "fork" else None
+            proc = ctx.Process(target=_worker_main, args=(child, spec, inherited), daemon=True, name=f"rocketsim-{lo}")
             proc.start()
             child.close()
             self.conns.append(parent)
