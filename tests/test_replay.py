@@ -93,6 +93,7 @@ def test_roundtrip_and_dtypes(tmp_path) -> None:
         "episode_return": [1.5, -0.5],
         "seed": 7,
         "steps": 10,
+        "clock": "episode",
         "match": "final",
     }
     assert replay.step_seconds == pytest.approx(8 / 120)
@@ -101,14 +102,15 @@ def test_roundtrip_and_dtypes(tmp_path) -> None:
 
 def test_size_per_step_is_small(tmp_path) -> None:
     # 1v1: ball 2x3 float32 (24) + per car 3 float32 (12) + 9 float16 (18) + 8 float16 controls (16)
-    # + boost float16 (2) + demolished bool (1) = 49, twice (98) + scores 2x int32 + goal int8 (9) = 131.
-    assert bytes_per_step(C) == 131
+    # + boost float16 (2) + demolished bool (1) + touch bool (1) = 50, twice (100) + scores 2x int32 + goal int8
+    # (9) + 34 pad flags (34) + clock float32 (4) + ball position and velocity 2x3 float32 (24) = 171.
+    assert bytes_per_step(C) == 171
     short, _ = record(50)
     long, _ = record(150)
     a = short.save(tmp_path / "a.replay").stat().st_size
     b = long.save(tmp_path / "b.replay").stat().st_size
-    assert (b - a) / 100 == pytest.approx(131, abs=0.5)  # the header differs by a few bytes
-    assert b < 131 * 150 + 4096  # the header (tensor table + metadata) stays small
+    assert (b - a) / 100 == pytest.approx(171, abs=0.5)  # the header differs by a few bytes
+    assert b < 171 * 150 + 4096  # the header (tensor table + metadata) stays small
 
 
 def test_empty_replay_roundtrip(tmp_path) -> None:
@@ -186,3 +188,35 @@ def test_append_from_rocketsim_state(tmp_path) -> None:
     assert replay.meta["tick_skip"] == engine.tick_skip
     with pytest.raises(IndexError):
         recorder.append_from_state(states[0], 2, controls)
+
+
+def test_version_1_files_still_load_with_what_they_lack_named(tmp_path) -> None:
+    """A replay written before pads, touches and the clock were recorded: pads read as active, no touches,
+    the clock counts seconds since the start, and meta["missing"] says so."""
+    from rocketrl.league.replay import ADDED_IN_V2, METADATA_KEY
+
+    recorder, _ = record(6)
+    tensors = {k: v for k, v in recorder.tensors().items() if k not in ADDED_IN_V2}
+    meta = recorder.metadata()
+    meta["version"] = 1
+    del meta["clock"]
+    path = tmp_path / "old.replay"
+    save_file(tensors, str(path), metadata={METADATA_KEY: json.dumps(meta)})
+    replay = load_replay(path)
+    assert replay.meta["missing"] == list(ADDED_IN_V2) and replay.meta["clock"] == "episode"
+    assert replay.pad_active.all() and not replay.car_touch.any()
+    assert replay.clock.tolist() == pytest.approx([t * 8 / 120 for t in range(6)])
+
+
+def test_game_clock_pads_and_touches_are_recorded_from_the_state(tmp_path) -> None:
+    recorder, gen = ReplayRecorder(C, 1, 1, 8), torch.Generator().manual_seed(0)
+    for t in range(3):
+        step = random_step(gen, t)
+        pads = torch.ones(34, dtype=torch.bool)
+        pads[t] = False
+        recorder.append(**step, pad_active=pads, car_touch=torch.tensor([t == 1, False]), clock=300.0 - t * 8 / 120)
+    replay = load_replay(recorder.save(tmp_path / "g.replay"))
+    assert replay.meta["clock"] == "game"
+    assert replay.clock.tolist() == pytest.approx([300.0, 300.0 - 8 / 120, 300.0 - 16 / 120])
+    assert replay.car_touch[:, 0].tolist() == [False, True, False]
+    assert [int((~row).nonzero()[0]) for row in replay.pad_active] == [0, 1, 2]

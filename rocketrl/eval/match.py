@@ -240,7 +240,8 @@ def _play(
         step = env.step_controls(controls.view(a, n, 8))
         state = step.state
         assert state is not None
-        recorders.append(before, controls.view(a, n, 8))  # each state with the controls applied from it
+        # Each state with the controls applied from it and the game clock it shows.
+        recorders.append(before, controls.view(a, n, 8), config.game_seconds - steps.float() * step_seconds)
         steps += 1
         touched = state.car_touched_ball.to(device)
         a_touch = (touched & a_cars.view(a, n)).sum(dim=1)
@@ -259,7 +260,8 @@ def _play(
         finished = regulation_over & (~level | (not config.overtime) | overtime_over)
         finished &= active
         kickoff = step.terminated.to(device) | finished
-        recorders.append_final(state, kickoff)  # the goal (or the final whistle) before the reset
+        # The goal (or the final whistle) before the reset.
+        recorders.append_final(state, kickoff, config.game_seconds - steps.float() * step_seconds)
         if bool(finished.any()):
             for i in torch.nonzero(finished).flatten().tolist():
                 record = GameRecord(
@@ -325,15 +327,16 @@ class _Recorders:
         recorder = ReplayRecorder(self.env.num_cars, cfg.blue_size, cfg.orange_size, cfg.tick_skip)
         self.active[arena] = (recorder, game, a_team)
 
-    def append(self, state, controls: torch.Tensor) -> None:
+    def append(self, state, controls: torch.Tensor, clock: torch.Tensor) -> None:
+        """Record each active arena's state, the controls (A, C, 8) applied from it and its clock (A,) seconds."""
         for arena, (recorder, _, _) in self.active.items():
-            recorder.append_from_state(state, arena, controls[arena])  # type: ignore[attr-defined]
+            recorder.append_from_state(state, arena, controls[arena], float(clock[arena]))  # type: ignore[attr-defined]
 
-    def append_final(self, state, ended: torch.Tensor) -> None:
+    def append_final(self, state, ended: torch.Tensor, clock: torch.Tensor) -> None:
         """The state `ended` (A,) arenas ended a step in, before the kickoff reset, with its goal event."""
         for arena, (recorder, _, _) in self.active.items():
             if bool(ended[arena]):
-                recorder.append_final_from_state(state, arena)  # type: ignore[attr-defined]
+                recorder.append_final_from_state(state, arena, float(clock[arena]))  # type: ignore[attr-defined]
 
     def finish(self, arena: int) -> None:
         entry = self.active.pop(arena, None)

@@ -23,7 +23,16 @@ blue_score         (T,)         int32    goals blue has scored since the arena w
 orange_score       (T,)         int32    goals orange has scored since the arena was built
 goal               (T,)         int8     event of the step that led to state t: -1 no goal,
                                          0 blue scored, 1 orange scored (BatchState.goal_scored)
+pad_active         (T, 34)      bool     boost pads that can be picked up, RocketSim's pad order
+car_touch          (T, C)       bool     event: the car touched the ball in the step that led to t
+clock              (T,)         float32  seconds on the clock at state t: for games ("clock": "game")
+                                         the time left in regulation, negative = seconds into
+                                         overtime; otherwise ("clock": "episode") the seconds since
+                                         the recording began
 =================  ===========  =======  ==========================================================
+
+Version 1 files (no pad_active, car_touch or clock) still load: pads read as all active, no touches,
+the clock as the seconds since the recording began, and `Replay.meta["missing"]` names what was absent.
 
 Frames: the state each step started from, then, at the end of every episode and at every goal of a
 game, the state the step ended in (before any reset), with zero controls and its `goal` event. A
@@ -31,12 +40,12 @@ game's replay so holds the goal frame and then the kickoff that follows it.
 
 Positions stay float32 because they reach ~6000 uu, where float16 would be off by several uu; so does
 the ball's velocity (up to 6000 uu/s). The cars' bounded quantities fit float16.
-A 1v1 step takes 131 bytes (`bytes_per_step`).
+A 1v1 step takes 171 bytes (`bytes_per_step`).
 
 Metadata: safetensors metadata maps str to str, so the file holds one key, "rocketrl_replay",
 whose value is a JSON object with:
 
-- "version": 1 (`FORMAT_VERSION`),
+- "version": 2 (`FORMAT_VERSION`; version 1 lacked pad_active, car_touch and clock),
 - "tick_skip": physics ticks per recorded step,
 - "ticks_per_second": 120 (physics rate; a step lasts tick_skip / ticks_per_second seconds),
 - "blue_size", "orange_size", "num_cars": team sizes and C,
@@ -45,6 +54,7 @@ whose value is a JSON object with:
 - "episode_return": the episode's return as the caller measured it (any JSON value), or null,
 - "seed": the episode's seed, or null,
 - "steps": T,
+- "clock": "game" or "episode" (what the clock tensor counts),
 
 plus any further JSON-able keys the caller passed to `ReplayRecorder.save`.
 """
@@ -62,10 +72,11 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file
 
 from rocketrl.infra.atomic_file import write_atomic
-from rocketrl.sim.arena import BLUE_TEAM, ORANGE_TEAM, TICK_RATE
+from rocketrl.sim.arena import BLUE_TEAM, NUM_BOOST_PADS, ORANGE_TEAM, TICK_RATE
 from rocketrl.sim.state import BatchState
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 METADATA_KEY = "rocketrl_replay"
 CONTROL_WIDTH = 8
 
@@ -83,10 +94,15 @@ TENSOR_SPECS: dict[str, tuple[tuple[int | str, ...], torch.dtype]] = {
     "blue_score": ((), torch.int32),
     "orange_score": ((), torch.int32),
     "goal": ((), torch.int8),
+    "pad_active": ((NUM_BOOST_PADS,), torch.bool),
+    "car_touch": (("C",), torch.bool),
+    "clock": ((), torch.float32),
 }
 """Every tensor of a replay file: its per-step shape and its dtype."""
 
 _RESERVED_META = ("version", "tick_skip", "ticks_per_second", "blue_size", "orange_size", "num_cars", "car_teams")
+ADDED_IN_V2 = ("pad_active", "car_touch", "clock")
+"""Tensors version 1 files lack."""
 
 
 class ReplayFormatError(ValueError):
@@ -137,6 +153,12 @@ class Replay:
     """(T,) int32."""
     goal: torch.Tensor
     """(T,) int8: -1 no goal, 0 blue scored, 1 orange scored."""
+    pad_active: torch.Tensor
+    """(T, 34) bool."""
+    car_touch: torch.Tensor
+    """(T, C) bool event: touched the ball in the step that led here."""
+    clock: torch.Tensor
+    """(T,) float32 seconds (see the module docstring)."""
     meta: dict[str, Any]
     """The JSON metadata described in the module docstring."""
 
@@ -176,6 +198,7 @@ class ReplayRecorder:
         self.orange_size = orange_size
         self.tick_skip = tick_skip
         self._steps: dict[str, list[torch.Tensor]] = {name: [] for name in TENSOR_SPECS}
+        self._game_clock = False
 
     def __len__(self) -> int:
         return len(self._steps["ball_pos"])
@@ -199,13 +222,26 @@ class ReplayRecorder:
         blue_score: int | torch.Tensor,
         orange_score: int | torch.Tensor,
         goal: int | torch.Tensor,
+        pad_active: torch.Tensor | None = None,
+        car_touch: torch.Tensor | None = None,
+        clock: float | None = None,
     ) -> None:
         """Record one step of one arena.
 
         Shapes: ball_pos, ball_vel (3,); car_pos, car_forward, car_up, car_vel (C, 3); car_boost,
-        car_demolished (C,); controls (C, 8); blue_score, orange_score, goal scalars (goal: -1 no goal,
-        0 blue scored, 1 orange scored). Raises ValueError naming the field when a shape is wrong.
+        car_demolished, car_touch (C,); controls (C, 8); pad_active (34,); blue_score, orange_score, goal
+        scalars (goal: -1 no goal, 0 blue scored, 1 orange scored); clock: seconds left on a game clock
+        (negative in overtime), or None to count the seconds since the recording began. pad_active None:
+        all active; car_touch None: no touch. Raises ValueError naming the field when a shape is wrong.
         """
+        if clock is None:
+            clock = len(self) * self.tick_skip / TICK_RATE
+        else:
+            self._game_clock = True
+        if pad_active is None:
+            pad_active = torch.ones(NUM_BOOST_PADS, dtype=torch.bool)
+        if car_touch is None:
+            car_touch = torch.zeros(self.num_cars, dtype=torch.bool)
         values = {
             "ball_pos": ball_pos,
             "ball_vel": ball_vel,
@@ -219,6 +255,9 @@ class ReplayRecorder:
             "blue_score": blue_score,
             "orange_score": orange_score,
             "goal": goal,
+            "pad_active": pad_active,
+            "car_touch": car_touch,
+            "clock": clock,
         }
         converted = {}
         for name, value in values.items():
@@ -234,8 +273,11 @@ class ReplayRecorder:
         for name, tensor in converted.items():
             self._steps[name].append(tensor)
 
-    def append_from_state(self, state: BatchState, arena: int, controls: torch.Tensor) -> None:
-        """Record arena `arena` of a batched state; controls are (C, 8) for that arena or (A, C, 8)."""
+    def append_from_state(
+        self, state: BatchState, arena: int, controls: torch.Tensor, clock: float | None = None
+    ) -> None:
+        """Record arena `arena` of a batched state; controls are (C, 8) for that arena or (A, C, 8); clock as
+        in `append`."""
         if not 0 <= arena < state.num_arenas:
             raise IndexError(f"arena={arena}: the state holds {state.num_arenas} arenas")
         if state.num_cars != self.num_cars:
@@ -255,12 +297,15 @@ class ReplayRecorder:
             blue_score=state.blue_score[arena],
             orange_score=state.orange_score[arena],
             goal=state.goal_scored[arena],
+            pad_active=state.pad_active[arena],
+            car_touch=state.car_touched_ball[arena],
+            clock=clock,
         )
 
-    def append_final_from_state(self, state: BatchState, arena: int) -> None:
+    def append_final_from_state(self, state: BatchState, arena: int, clock: float | None = None) -> None:
         """Record the state arena `arena` ended an episode (or a goal) in, before any reset: zero controls,
-        the step's goal event kept."""
-        self.append_from_state(state, arena, torch.zeros(self.num_cars, CONTROL_WIDTH))
+        the step's goal and touch events kept."""
+        self.append_from_state(state, arena, torch.zeros(self.num_cars, CONTROL_WIDTH), clock)
 
     def tensors(self) -> dict[str, torch.Tensor]:
         """The recorded steps as (T, ...) tensors in the file's dtypes."""
@@ -279,7 +324,7 @@ class ReplayRecorder:
         **extra: Any,
     ) -> dict[str, Any]:
         """The JSON metadata of the file `save` would write (see the module docstring)."""
-        clash = sorted(set(extra) & {*_RESERVED_META, "steps"})
+        clash = sorted(set(extra) & {*_RESERVED_META, "steps", "clock"})
         if clash:
             raise ValueError(f"metadata keys {clash} are set by the recorder")
         meta: dict[str, Any] = {
@@ -295,6 +340,7 @@ class ReplayRecorder:
             "episode_return": episode_return,
             "seed": seed,
             "steps": len(self),
+            "clock": "game" if self._game_clock else "episode",
         }
         meta.update(extra)
         return meta
@@ -333,18 +379,25 @@ def load_replay(path: str | os.PathLike[str]) -> Replay:
     if not isinstance(meta, dict):
         raise fail("metadata must be a JSON object")
     version = meta.get("version")
-    if version != FORMAT_VERSION:
-        raise fail(f"replay format version {version!r}; this code reads version {FORMAT_VERSION}")
+    if version not in READABLE_VERSIONS:
+        raise fail(f"replay format version {version!r}; this code reads versions {list(READABLE_VERSIONS)}")
     missing_meta = [key for key in (*_RESERVED_META, "steps") if key not in meta]
     if missing_meta:
         raise fail(f"metadata lacks {missing_meta}")
 
-    missing = sorted(set(TENSOR_SPECS) - set(tensors))
-    if missing:
-        raise fail(f"missing tensors {missing}")
     num_cars, steps = meta["num_cars"], meta["steps"]
     if not isinstance(num_cars, int) or not isinstance(steps, int):
         raise fail("metadata num_cars and steps must be integers")
+    if version == 1:
+        meta["missing"] = [name for name in ADDED_IN_V2 if name not in tensors]
+        tensors.setdefault("pad_active", torch.ones(steps, NUM_BOOST_PADS, dtype=torch.bool))
+        tensors.setdefault("car_touch", torch.zeros(steps, num_cars, dtype=torch.bool))
+        seconds = meta.get("tick_skip", 8) / meta.get("ticks_per_second", TICK_RATE)
+        tensors.setdefault("clock", torch.arange(steps, dtype=torch.float32) * seconds)
+        meta.setdefault("clock", "episode")
+    missing = sorted(set(TENSOR_SPECS) - set(tensors))
+    if missing:
+        raise fail(f"missing tensors {missing}")
     if meta["blue_size"] + meta["orange_size"] != num_cars or len(meta["car_teams"]) != num_cars:
         raise fail(f"num_cars={num_cars} disagrees with the team sizes or car_teams")
     for name, (_, dtype) in TENSOR_SPECS.items():
