@@ -3,6 +3,8 @@
 rocketrl train     train a bot with PPO
 rocketrl eval      play full games between policies (win rates, ratings, tournaments)
 rocketrl export    a checkpoint as an RLBot v5 bot folder or an ONNX actor
+rocketrl render    draw a replay to an MP4, a GIF or PNG frames
+rocketrl watch     play a bot in a game and render it (or stream it to RLViser)
 rocketrl sim   run batched soccar arenas with random actions and print throughput
 rocketrl info  show versions, devices and where the collision meshes are
 rocketrl diagnose / bench / doctor  where the time goes, benchmark reports, installation checks
@@ -237,9 +239,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     from rocketrl.eval import cli as eval_cli  # eval: parser and command
     from rocketrl.export import cli as export_cli
+    from rocketrl.render import cli as render_cli
     from rocketrl.infra import bench, diagnostics, doctor  # diagnose, bench, doctor: parsers and commands
 
-    for module in (eval_cli, export_cli, diagnostics, bench, doctor):
+    for module in (eval_cli, export_cli, render_cli, diagnostics, bench, doctor):
         module.add_parser(sub)
     return parser
 

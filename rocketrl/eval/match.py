@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -159,8 +160,11 @@ def play_match(
     name_b: str = "b",
     device: str | torch.device = "cpu",
     env: BatchedEnv | None = None,
+    on_step: Callable[[BatchedEnv], None] | None = None,
 ) -> MatchResult:
     """Play config.num_games full games of A against B; returns A's results.
+
+    on_step(env) runs after every step (before any kickoff reset), e.g. to stream the game to a viewer.
 
     `env` reuses an existing BatchedEnv (its arenas, team sizes, tick skip and kickoff jitter are used,
     the rest of `config` still applies); it is reseeded with `config.seed` and reset, not closed, so a
@@ -189,7 +193,7 @@ def play_match(
     else:
         env.seed(config.seed)
     try:
-        return _play(env, policy_a, policy_b, config, name_a, name_b, device, started)
+        return _play(env, policy_a, policy_b, config, name_a, name_b, device, started, on_step)
     finally:
         if own_env:
             env.close()
@@ -204,6 +208,7 @@ def _play(
     name_b: str,
     device: torch.device,
     started: float,
+    on_step: Callable[[BatchedEnv], None] | None = None,
 ) -> MatchResult:
     a, n = env.num_arenas, env.num_cars
     step_seconds = env.config.tick_skip / 120.0
@@ -240,6 +245,8 @@ def _play(
         step = env.step_controls(controls.view(a, n, 8))
         state = step.state
         assert state is not None
+        if on_step is not None:
+            on_step(env)
         # Each state with the controls applied from it and the game clock it shows.
         recorders.append(before, controls.view(a, n, 8), config.game_seconds - steps.float() * step_seconds)
         steps += 1

@@ -1,0 +1,112 @@
+"""Writing frames: MP4 (H.264 through imageio-ffmpeg's own ffmpeg), GIF (Pillow) or a folder of PNGs.
+
+MP4 is encoded on one thread with x264's fastest preset, so rendering stays on about one core. A GIF holds
+every frame in memory and is large: use it for clips, MP4 for whole games. The output is written to a
+temporary file and renamed into place, so a failed render never leaves a half file under the target name.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+INSTALL_HINT = "rocketrl render and watch need imageio, imageio-ffmpeg and pillow: pip install 'rocketrl[render]'"
+
+
+class RenderDependencyError(ImportError):
+    """imageio, imageio-ffmpeg or Pillow is missing."""
+
+
+def check_dependencies() -> None:
+    """Raise RenderDependencyError naming what to install when a rendering library is missing."""
+    missing = []
+    for module in ("imageio", "imageio_ffmpeg", "PIL"):
+        try:
+            __import__(module)
+        except ImportError:
+            missing.append(module)
+    if missing:
+        raise RenderDependencyError(f"{INSTALL_HINT} (missing: {', '.join(missing)})")
+
+
+def output_kind(out: str | os.PathLike[str]) -> str:
+    """'mp4', 'gif' or 'frames' (a path ending in '/' or an existing folder); ValueError otherwise."""
+    text = str(out)
+    if text.endswith(("/", os.sep)) or Path(text).is_dir():
+        return "frames"
+    suffix = Path(text).suffix.lower()
+    if suffix in (".mp4", ".gif"):
+        return suffix[1:]
+    raise ValueError(f"--out {text!r}: give a .mp4 or .gif file, or a folder ending in '/' for PNG frames")
+
+
+def write_frames(frames: Iterable[np.ndarray], out: str | os.PathLike[str], fps: float) -> tuple[Path, int]:
+    """Write frames (H, W, 3) uint8 to `out` (kind from `output_kind`); returns the path and the frame count."""
+    kind = output_kind(out)
+    check_dependencies()
+    if kind == "frames":
+        return _write_pngs(frames, Path(out))
+    count = 0
+
+    def write(tmp: Path) -> None:
+        nonlocal count
+        import imageio.v2 as imageio
+
+        if kind == "gif":
+            count = _write_gif(frames, tmp, fps)
+            return
+        writer = imageio.get_writer(
+            str(tmp),
+            format="FFMPEG",
+            fps=fps,
+            codec="libx264",
+            pixelformat="yuv420p",
+            macro_block_size=16,
+            ffmpeg_log_level="error",
+            output_params=["-preset", "ultrafast", "-threads", "1", "-crf", "20", "-f", "mp4"],
+        )
+        try:
+            for frame in frames:
+                writer.append_data(frame)
+                count += 1
+        finally:
+            writer.close()
+
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # The encoders choose their format by the file's extension, so the temporary file keeps it.
+    tmp = out.with_name(f".{out.stem}.{os.getpid()}.partial{out.suffix}")
+    try:
+        write(tmp)
+        os.replace(tmp, out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return out, count
+
+
+def _write_gif(frames: Iterable[np.ndarray], path: Path, fps: float) -> int:
+    """A looping GIF through Pillow. GIF delays are whole hundredths of a second, so frame i lasts
+    round((i + 1) * 100 / fps) - round(i * 100 / fps) hundredths: 30 fps alternates 3 and 4, keeping the
+    total duration exact. (Pillow merges identical consecutive frames, adding their delays.)"""
+    from PIL import Image
+
+    images = [Image.fromarray(frame) for frame in frames]
+    if not images:
+        raise ValueError("no frames to write")
+    delays = [10 * (round((i + 1) * 100 / fps) - round(i * 100 / fps)) for i in range(len(images))]
+    images[0].save(path, save_all=True, append_images=images[1:], duration=delays, loop=0, format="GIF")
+    return len(images)
+
+
+def _write_pngs(frames: Iterable[np.ndarray], folder: Path) -> tuple[Path, int]:
+    from PIL import Image
+
+    folder.mkdir(parents=True, exist_ok=True)
+    count = 0
+    for count, frame in enumerate(frames, start=1):
+        Image.fromarray(frame).save(folder / f"frame_{count - 1:06d}.png", compress_level=1)
+    return folder, count
