@@ -27,9 +27,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "eval",
         help="play full games between policies; win rates, intervals and ratings",
         description="Play full games (kickoffs after goals, a game clock, overtime) in batched arenas, "
-        "each side equally often. Policies: 'rule_policy', 'random' or a checkpoint path.",
+        "each side equally often. Policies: 'rule_policy', 'random', 'shadow_goalie', 'ball_chaser' (scripted, "
+        "kept out of training), 'pretrained' (the shipped bot) or a checkpoint path.",
     )
-    p.add_argument("--checkpoint", help="the policy to evaluate (a checkpoint path, rule_policy or random)")
+    p.add_argument("--checkpoint", help="the policy to evaluate (a checkpoint path, pretrained, or a scripted name)")
     p.add_argument("--opponents", default="rule_policy", help="comma-separated opponents (default rule_policy)")
     p.add_argument("--tournament", action="store_true", help="round robin among --policies and a ranking table")
     p.add_argument("--policies", default=None, help="comma-separated policies of the tournament")
