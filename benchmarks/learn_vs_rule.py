@@ -37,6 +37,11 @@ plays the generalization games of the bot an earlier report chose and records th
         [--engine rocketsim|warp] [--select-games 32] [--candidates 4] [--kickoff-jitter 5]
         [--generalization-games 50] [--record docs/learn_vs_rule_runs.jsonl] [--plot PNG] [--out report.json]
     python benchmarks/learn_vs_rule.py --measure report.json [--generalization-games 50] [--record PATH]
+    python benchmarks/learn_vs_rule.py --evaluate CHECKPOINT --train-seconds S [--seed N] [--out report.json]
+
+`--evaluate` skips training and selection: the given checkpoint plays the final games (jittered and exact
+spawns) and the generalization games, and the run is recorded with the steps in the checkpoint and the
+training time given (for a run trained in parts, e.g. resumed with `rocketrl train --resume`).
 """
 
 from __future__ import annotations
@@ -202,6 +207,60 @@ def measure(args: argparse.Namespace) -> None:
         append_record(Path(args.record), report)
 
 
+def evaluate(args: argparse.Namespace) -> None:
+    """--evaluate: the final and generalization games of a given checkpoint, reported and recorded."""
+    from rocketrl.eval.match import MatchConfig, play_match
+    from rocketrl.infra.checkpoint import read_meta
+    from rocketrl.policy.load import checkpoint_config, policy_from_checkpoint
+    from rocketrl.policy.rule import RulePolicy
+
+    torch.set_num_threads(1)
+    path = Path(args.evaluate)
+    meta = read_meta(path)
+    config = checkpoint_config(path, meta)
+    bot = policy_from_checkpoint(path, deterministic=True)
+    rule = RulePolicy(seed=args.seed, compiled=True)
+    match = MatchConfig(
+        num_games=args.games,
+        game_seconds=args.game_seconds,
+        num_arenas=min(args.games, 50),
+        seed=args.seed + 1,
+        kickoff_jitter=args.kickoff_jitter,
+    )
+    result = play_match(bot, rule, match, "learner", "rule_policy")
+    print(f"final: {result.summary()}", flush=True)
+    match.kickoff_jitter = 0.0
+    exact = play_match(bot, rule, match, "learner", "rule_policy")
+    print(f"exact spawns: {exact.summary()}", flush=True)
+    report = {
+        "benchmark": "learn_vs_rule",
+        "preset": args.preset,
+        "seed": args.seed,
+        "commit": git_commit(),
+        "train_engine": config.get("env", {}).get("engine", "rocketsim"),
+        "eval_engine": "rocketsim",
+        "run": str(path.parent.parent),
+        "steps": meta.get("step"),
+        "train_wall_seconds": args.train_seconds,
+        "select_wall_seconds": 0.0,
+        "selection": [],
+        "bot": str(path),
+        "game_seconds": args.game_seconds,
+        **games_summary(result),
+        "acting": "greedy",
+        "kickoff_jitter": args.kickoff_jitter,
+        "exact_kickoffs": games_summary(exact),
+        "generalization": generalization(bot, args, "cpu") if args.generalization_games > 0 else {},
+        "machine": {"cpus": os.cpu_count(), "torch": torch.__version__, "python": platform.python_version()},
+    }
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+    if args.record:
+        append_record(Path(args.record), report)
+
+
 def select_checkpoint(trainer, rule, args: argparse.Namespace, greedy: bool) -> tuple[list[dict], Path | None]:
     """Play the candidates (the latest checkpoint, the best others) against RulePolicy; the table and the winner.
 
@@ -339,6 +398,8 @@ def main() -> None:
     parser.add_argument(
         "--measure", default=None, metavar="REPORT", help="no training: measure and record the bot of an earlier report"
     )
+    parser.add_argument("--evaluate", default=None, metavar="CHECKPOINT", help="no training: evaluate this bot")
+    parser.add_argument("--train-seconds", type=float, default=None, help="with --evaluate: its training wall time")
     parser.add_argument("--quick", action="store_true", help="a smoke run: 20k steps, 4 short games")
     args = parser.parse_args()
     if args.quick:
@@ -346,6 +407,9 @@ def main() -> None:
         args.generalization_games, args.record = min(args.generalization_games, 2), ""
     if args.measure:
         measure(args)
+        return
+    if args.evaluate:
+        evaluate(args)
         return
     if args.games < 1:
         parser.error("--games must be at least 1")
@@ -447,16 +511,20 @@ def main() -> None:
         "met": final["win_rate"] >= 0.7,
         "machine": {"cpus": os.cpu_count(), "torch": torch.__version__, "python": platform.python_version()},
     }
-    if args.plot:
-        curves = read_curve(trainer.run_dir, ("league/win_rate_vs_rule", "league/elo", "charts/episode_return"))
-        plot_curve(curves, report, Path(args.plot))
-        report["plot"] = args.plot
+    # The report is written before the picture, so a plotting failure never loses the measured figures.
     text = json.dumps(report, indent=2)
     print(text)
     if args.out:
         Path(args.out).write_text(text + "\n")
     if args.record:
         append_record(Path(args.record), report)
+    if args.plot:
+        try:
+            curves = read_curve(trainer.run_dir, ("league/win_rate_vs_rule", "league/elo", "charts/episode_return"))
+            plot_curve(curves, report, Path(args.plot))
+            print(f"curve drawn to {args.plot}")
+        except ImportError as err:
+            print(f"no plot: {err} (pip install -e .[plot])")
 
 
 if __name__ == "__main__":
