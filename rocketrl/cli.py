@@ -239,8 +239,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from rocketrl.eval import cli as eval_cli  # eval: parser and command
     from rocketrl.export import cli as export_cli
-    from rocketrl.render import cli as render_cli
     from rocketrl.infra import bench, diagnostics, doctor  # diagnose, bench, doctor: parsers and commands
+    from rocketrl.render import cli as render_cli
 
     for module in (eval_cli, export_cli, render_cli, diagnostics, bench, doctor):
         module.add_parser(sub)
