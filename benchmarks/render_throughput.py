@@ -4,8 +4,9 @@ Plays one full 1v1 game (RulePolicy against BallChaser, `--seconds` of clock, de
 saves its replay, then renders it with `rocketrl.render` to MP4 at `--fps` (default 30) in each view. The
 process is pinned to one CPU core before rendering, and ffmpeg, its child, inherits the pin, so drawing and
 encoding share that one core. Reported per view: frames, wall seconds, CPU seconds (this process and ffmpeg),
-frames per second, and the realtime factor = game seconds / wall seconds (target: at least 10). The "ratios"
-map holds the realtime factors, so `rocketrl bench --check` catches a slowdown.
+frames per second, and the realtime factor = game seconds / wall seconds (target: at least 10 for the default
+"top" view; "both" draws twice the picture and is reported beside it). The "ratios" map holds the realtime
+factors, so `rocketrl bench --check` catches a slowdown.
 
     python benchmarks/render_throughput.py [--seconds 300] [--fps 30] [--views top,both] [--quick]
 """
@@ -45,9 +46,10 @@ def main() -> None:
     from rocketrl.policy.rule import RulePolicy
     from rocketrl.policy.scripted import BallChaser
     from rocketrl.render.frames import render_frames
-    from rocketrl.render.video import write_frames
+    from rocketrl.render.video import X264, write_frames
 
-    folder = Path(tempfile.mkdtemp(prefix="rocketrl-render-bench-"))
+    tmp = tempfile.TemporaryDirectory(prefix="rocketrl-render-bench-")
+    folder = Path(tmp.name)
     config = MatchConfig(
         num_games=1, game_seconds=args.seconds, overtime=False, num_arenas=1, seed=7, kickoff_jitter=5.0,
         stepping="serial", num_workers=1, replay_games="all", replay_dir=str(folder),
@@ -76,16 +78,18 @@ def main() -> None:
             }
         )  # fmt: skip
         ratios[f"realtime_factor_{view}"] = round(factor, 2)
+    tmp.cleanup()
     report = {
         "benchmark": "render_throughput",
         "game": result.summary(),
         "play_wall_seconds": round(play_seconds, 1),
         "fps": args.fps,
+        "encoder": ["libx264", *X264],
         "pinned_core": core,
         "load_average_at_start": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         "views": rows,
-        "target": {"realtime_factor": 10.0},
-        "met": all(row["realtime_factor"] >= 10.0 for row in rows),
+        "target": {"view": "top", "realtime_factor": 10.0},
+        "met": any(row["view"] == "top" and row["realtime_factor"] >= 10.0 for row in rows),
         "ratios": ratios,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "torch": torch.__version__},
     }

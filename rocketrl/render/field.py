@@ -3,7 +3,8 @@
 Views: "top" looks down on the field with y along the picture's width (blue's goal, -y, on the left) and x
 down its height (-x at the top); "side" looks from -x with y along the width and z up; "both" stacks top over
 side. A header band above the field holds the score and the clock. Every size is a multiple of 16 so video
-encoders take the frames as they are.
+encoders take the frames as they are. Pictures are palette images of the colours below (see palette.py):
+draw with `ink(colour)`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw
 
+from rocketrl.render.palette import RGB, build_palette
 from rocketrl.sim.arena import (
     BACK_WALL_Y,
     BOOST_PADS,
@@ -44,6 +46,40 @@ BALL = (245, 245, 245)
 PAD_ON = (255, 215, 0)
 PAD_OFF = (90, 90, 70)
 TEXT = (240, 240, 240)
+WHITE = (255, 255, 255)
+EDGE = (20, 20, 20)
+"""The ball's outline."""
+SHADOW = (12, 40, 20)
+"""The ball's shadow on the grass."""
+DEMO = (255, 40, 40)
+BAR = (40, 40, 40)
+"""The empty part of a boost bar."""
+SIDE_FIELD = (26, 40, 34)
+SIDE_MID = (60, 80, 70)
+GOAL_FILLS = ((14, 38, 89), (89, 49, 7))
+"""The inside of each team's goal (its colour at 35%)."""
+
+COLOURS: tuple[RGB, ...] = (
+    GRASS, GRASS_DARK, LINE, WALL, BACKGROUND, BLUE, ORANGE, BALL, PAD_ON, PAD_OFF, TEXT, WHITE, EDGE, SHADOW,
+    DEMO, BAR, SIDE_FIELD, SIDE_MID, *GOAL_FILLS,
+)  # fmt: skip
+"""Every colour a picture holds (each needs its own luma, see palette.py)."""
+PALETTE, _INDEX = build_palette(COLOURS)
+
+
+def ink(colour: RGB) -> int:
+    """The palette index to draw `colour` with (a colour of COLOURS, or a grey)."""
+    try:
+        return _INDEX[tuple(colour)]  # type: ignore[index]
+    except KeyError:
+        raise KeyError(f"colour {colour} is not in the palette: add it to field.COLOURS") from None
+
+
+def new_picture(width: int, height: int, colour: RGB = BACKGROUND) -> Image.Image:
+    """A palette picture of one colour."""
+    image = Image.new("P", (width, height), ink(colour))
+    image.putpalette(PALETTE, "RGB")
+    return image
 
 
 def _round16(x: float) -> int:
@@ -103,7 +139,7 @@ def field_outline() -> list[tuple[float, float]]:
 
 def draw_background(lay: Layout) -> Image.Image:
     """The static picture: field, lines, goals, walls (boost pads and everything that moves come later)."""
-    image = Image.new("RGB", (lay.width, lay.height), BACKGROUND)
+    image = new_picture(lay.width, lay.height)
     draw = ImageDraw.Draw(image)
     if lay.top_origin is not None:
         _draw_top(draw, lay)
@@ -119,12 +155,12 @@ def _draw_top(draw: ImageDraw.ImageDraw, lay: Layout) -> None:
         return list(zip(col.tolist(), row.tolist()))
 
     outline = field_outline()
-    draw.polygon(px(outline), fill=GRASS)
+    draw.polygon(px(outline), fill=ink(GRASS))
     # Stripes across the field, then the walls on top.
     for k in range(-5, 5, 2):
         stripe = [(-SIDE_WALL_X, k * 1024.0), (SIDE_WALL_X, k * 1024.0), (SIDE_WALL_X, (k + 1) * 1024.0)]
         stripe.append((-SIDE_WALL_X, (k + 1) * 1024.0))
-        draw.polygon(px(stripe), fill=GRASS_DARK)
+        draw.polygon(px(stripe), fill=ink(GRASS_DARK))
     for team, sign in ((0, -1.0), (1, 1.0)):
         goal = [
             (-GOAL_HALF_WIDTH, sign * BACK_WALL_Y),
@@ -132,21 +168,21 @@ def _draw_top(draw: ImageDraw.ImageDraw, lay: Layout) -> None:
             (GOAL_HALF_WIDTH, sign * (BACK_WALL_Y + GOAL_DEPTH)),
             (-GOAL_HALF_WIDTH, sign * (BACK_WALL_Y + GOAL_DEPTH)),
         ]
-        draw.polygon(px(goal), fill=tuple(int(c * 0.35) for c in TEAM_COLOURS[team]), outline=TEAM_COLOURS[team])
+        draw.polygon(px(goal), fill=ink(GOAL_FILLS[team]), outline=ink(TEAM_COLOURS[team]))
     # The stripes ran past the cut corners: clear the four triangles outside the walls.
     x, y, c = SIDE_WALL_X, BACK_WALL_Y, CORNER_CUT
     for sx in (-1.0, 1.0):
         for sy in (-1.0, 1.0):
             corner = [(sx * x, sy * y), (sx * x, sy * (y - c)), (sx * (x - c), sy * y)]
-            draw.polygon(px(corner), fill=BACKGROUND)
-    draw.line(px([*outline, outline[0]]), fill=WALL, width=2)
-    draw.line(px([(-SIDE_WALL_X, 0.0), (SIDE_WALL_X, 0.0)]), fill=LINE, width=1)
+            draw.polygon(px(corner), fill=ink(BACKGROUND))
+    draw.line(px([*outline, outline[0]]), fill=ink(WALL), width=2)
+    draw.line(px([(-SIDE_WALL_X, 0.0), (SIDE_WALL_X, 0.0)]), fill=ink(LINE), width=1)
     col, row = top_px(lay, np.array([0.0]), np.array([0.0]))
     r = CENTER_CIRCLE * SCALE
-    draw.ellipse([col[0] - r, row[0] - r, col[0] + r, row[0] + r], outline=LINE, width=1)
+    draw.ellipse([col[0] - r, row[0] - r, col[0] + r, row[0] + r], outline=ink(LINE), width=1)
     for sign in (-1.0, 1.0):  # goal lines
         draw.line(
-            px([(-GOAL_HALF_WIDTH, sign * BACK_WALL_Y), (GOAL_HALF_WIDTH, sign * BACK_WALL_Y)]), fill=LINE, width=2
+            px([(-GOAL_HALF_WIDTH, sign * BACK_WALL_Y), (GOAL_HALF_WIDTH, sign * BACK_WALL_Y)]), fill=ink(LINE), width=2
         )
 
 
@@ -157,19 +193,19 @@ def _draw_side(draw: ImageDraw.ImageDraw, lay: Layout) -> None:
         return list(zip(col.tolist(), row.tolist()))
 
     y = BACK_WALL_Y
-    draw.polygon(px([(-y, 0.0), (y, 0.0), (y, CEILING_Z), (-y, CEILING_Z)]), fill=(26, 40, 34))
-    draw.line(px([(-y - GOAL_DEPTH, 0.0), (y + GOAL_DEPTH, 0.0)]), fill=GRASS, width=3)
-    draw.line(px([(-y, CEILING_Z), (y, CEILING_Z)]), fill=WALL, width=1)
+    draw.polygon(px([(-y, 0.0), (y, 0.0), (y, CEILING_Z), (-y, CEILING_Z)]), fill=ink(SIDE_FIELD))
+    draw.line(px([(-y - GOAL_DEPTH, 0.0), (y + GOAL_DEPTH, 0.0)]), fill=ink(GRASS), width=3)
+    draw.line(px([(-y, CEILING_Z), (y, CEILING_Z)]), fill=ink(WALL), width=1)
     for team, sign in ((0, -1.0), (1, 1.0)):
-        draw.line(px([(sign * y, GOAL_HEIGHT), (sign * y, CEILING_Z)]), fill=WALL, width=2)
+        draw.line(px([(sign * y, GOAL_HEIGHT), (sign * y, CEILING_Z)]), fill=ink(WALL), width=2)
         box = [
             (sign * y, 0.0),
             (sign * (y + GOAL_DEPTH), 0.0),
             (sign * (y + GOAL_DEPTH), GOAL_HEIGHT),
             (sign * y, GOAL_HEIGHT),
         ]
-        draw.polygon(px(box), fill=tuple(int(c * 0.35) for c in TEAM_COLOURS[team]), outline=TEAM_COLOURS[team])
-    draw.line(px([(0.0, 0.0), (0.0, CEILING_Z)]), fill=(60, 80, 70), width=1)
+        draw.polygon(px(box), fill=ink(GOAL_FILLS[team]), outline=ink(TEAM_COLOURS[team]))
+    draw.line(px([(0.0, 0.0), (0.0, CEILING_Z)]), fill=ink(SIDE_MID), width=1)
 
 
 def pad_pixels(lay: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -10,20 +10,28 @@ the ball, a cross where a car was demolished.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from rocketrl.league.replay import Replay
 from rocketrl.render.field import (
     BALL,
+    BAR,
+    DEMO,
+    EDGE,
     LINE,
     PAD_OFF,
     PAD_ON,
     SCALE,
+    SHADOW,
     TEAM_COLOURS,
     TEXT,
+    WHITE,
     Layout,
     draw_background,
+    ink,
     layout,
     pad_pixels,
     side_px,
@@ -107,10 +115,16 @@ class FrameRenderer:
         forward, up = lerp(self.car_forward), lerp(self.car_up)
         forward /= np.linalg.norm(forward, axis=-1, keepdims=True).clip(1e-6)
         up /= np.linalg.norm(up, axis=-1, keepdims=True).clip(1e-6)
-        return {"k": k, "ball": lerp(self.ball_pos), "cars": lerp(self.car_pos), "forward": forward, "up": up}
+        left = np.cross(up, forward)
+        cars = lerp(self.car_pos)
+        return {"k": k, "ball": lerp(self.ball_pos), "cars": cars, "forward": forward, "up": up, "left": left}
 
     def frame(self, t: float) -> np.ndarray:
-        """The picture (H, W, 3) uint8 at game time t seconds."""
+        """The picture (H, W, 3) uint8 RGB at game time t seconds."""
+        return np.asarray(self.image(t).convert("RGB"))
+
+    def image(self, t: float) -> Image.Image:
+        """The picture at game time t seconds, a palette image (see palette.py)."""
         state = self.state_at(t)
         k = int(state["k"])
         image = self._base_for(k).copy()
@@ -122,7 +136,7 @@ class FrameRenderer:
         if lay.top_origin is not None:
             self._draw_top(draw, state, order, k)
         self._draw_marks(draw, t, k)
-        return np.asarray(image)
+        return image
 
     def _base_for(self, k: int) -> Image.Image:
         """The field with the pads, score and clock of state k; redrawn only when one of them changes."""
@@ -143,13 +157,13 @@ class FrameRenderer:
             c, r, rad = self.pad_col[p], self.pad_row[p], self.pad_radius[p]
             box = [c - rad, r - rad, c + rad, r + rad]
             if active[p] or not self.pads_known:
-                draw.ellipse(box, fill=PAD_ON if self.pads_known else PAD_OFF)
+                draw.ellipse(box, fill=ink(PAD_ON if self.pads_known else PAD_OFF))
             else:
-                draw.ellipse(box, outline=PAD_ON, width=1)
+                draw.ellipse(box, outline=ink(PAD_ON), width=1)
 
-    def _hitbox_corners(self, pos: np.ndarray, forward: np.ndarray, up: np.ndarray) -> np.ndarray:
+    @staticmethod
+    def _hitbox_corners(pos: np.ndarray, forward: np.ndarray, left: np.ndarray) -> np.ndarray:
         """The 4 corners (4, 3) of the hitbox's top-down rectangle, in uu."""
-        left = np.cross(up, forward)
         half_l, half_w = CAR_DRAWN * CAR_LENGTH / 2, CAR_DRAWN * CAR_WIDTH / 2
         signs = np.array([[1, 1], [1, -1], [-1, -1], [-1, 1]], dtype=np.float64)
         return pos + signs[:, :1] * half_l * forward + signs[:, 1:] * half_w * left
@@ -159,27 +173,27 @@ class FrameRenderer:
         ball = state["ball"]
         col, row = top_px(lay, ball[0], ball[1])
         shadow = BALL_DRAWN * BALL_RADIUS * SCALE
-        draw.ellipse([col - shadow, row - shadow, col + shadow, row + shadow], fill=(12, 40, 20))
+        draw.ellipse([col - shadow, row - shadow, col + shadow, row + shadow], fill=ink(SHADOW))
         for c in order:
             if self.demolished[k, c]:
                 continue
-            team = TEAM_COLOURS[self.teams[c]]
-            corners = self._hitbox_corners(state["cars"][c], state["forward"][c], state["up"][c])
+            team = ink(TEAM_COLOURS[self.teams[c]])
+            corners = self._hitbox_corners(state["cars"][c], state["forward"][c], state["left"][c])
             cx, cy = top_px(lay, corners[:, 0], corners[:, 1])
-            draw.polygon(list(zip(cx.tolist(), cy.tolist())), fill=team, outline=(255, 255, 255))
+            draw.polygon(list(zip(cx.tolist(), cy.tolist())), fill=team, outline=ink(WHITE))
             # A white nose marks the front (the centre keeps the team colour).
             front = [state["cars"][c] + state["forward"][c] * CAR_DRAWN * CAR_LENGTH * f for f in (0.3, 0.5)]
             (fx0, fx1), (fy0, fy1) = top_px(
                 lay, np.array([front[0][0], front[1][0]]), np.array([front[0][1], front[1][1]])
             )
-            draw.line([(float(fx0), float(fy0)), (float(fx1), float(fy1))], fill=(255, 255, 255), width=2)
+            draw.line([(float(fx0), float(fy0)), (float(fx1), float(fy1))], fill=ink(WHITE), width=2)
             px, py = top_px(lay, state["cars"][c][0], state["cars"][c][1])
             self._boost_bar(draw, float(px), float(py) - 14, self.car_boost[k, c])
         # The ball above the cars, larger the higher it is (its height also written when in the air).
         radius = BALL_DRAWN * BALL_RADIUS * SCALE * (1.0 + 1.2 * max(ball[2] - BALL_RADIUS, 0.0) / CEILING_Z)
-        draw.ellipse([col - radius, row - radius, col + radius, row + radius], fill=BALL, outline=(20, 20, 20))
+        draw.ellipse([col - radius, row - radius, col + radius, row + radius], fill=ink(BALL), outline=ink(EDGE))
         if ball[2] > 300.0:
-            draw.text((col + radius + 3, row - 7), f"{ball[2]:.0f}", fill=TEXT, font=self.small)
+            draw.text((col + radius + 3, row - 7), f"{ball[2]:.0f}", fill=ink(TEXT), font=self.small)
 
     def _draw_side(self, draw: ImageDraw.ImageDraw, state: dict, order: np.ndarray, k: int) -> None:
         lay = self.layout
@@ -188,22 +202,22 @@ class FrameRenderer:
         for c in order:
             if self.demolished[k, c]:
                 continue
-            pos, forward, up = state["cars"][c], state["forward"][c], state["up"][c]
-            axes = np.stack([forward, np.cross(up, forward), up])  # (3, 3): the hitbox's axes
+            pos = state["cars"][c]
+            axes = np.stack([state["forward"][c], state["left"][c], state["up"][c]])  # (3, 3): the hitbox's axes
             corners = pos + (signs * half) @ axes  # (8, 3)
             cx, cy = side_px(lay, corners[:, 1], corners[:, 2])
             hull = _convex_hull(np.stack([cx, cy], axis=-1))
-            draw.polygon([tuple(p) for p in hull.tolist()], fill=TEAM_COLOURS[self.teams[c]])
+            draw.polygon([tuple(p) for p in hull.tolist()], fill=ink(TEAM_COLOURS[self.teams[c]]))
         ball = state["ball"]
         col, row = side_px(lay, ball[1], ball[2])
         r = BALL_DRAWN * BALL_RADIUS * SCALE
-        draw.ellipse([col - r, row - r, col + r, row + r], fill=BALL, outline=(20, 20, 20))
+        draw.ellipse([col - r, row - r, col + r, row + r], fill=ink(BALL), outline=ink(EDGE))
 
     @staticmethod
     def _boost_bar(draw: ImageDraw.ImageDraw, x: float, y: float, boost: float) -> None:
         width = 18.0
-        draw.rectangle([x - width / 2, y - 2, x + width / 2, y + 1], fill=(40, 40, 40))
-        draw.rectangle([x - width / 2, y - 2, x - width / 2 + width * float(boost) / 100.0, y + 1], fill=PAD_ON)
+        draw.rectangle([x - width / 2, y - 2, x + width / 2, y + 1], fill=ink(BAR))
+        draw.rectangle([x - width / 2, y - 2, x - width / 2 + width * float(boost) / 100.0, y + 1], fill=ink(PAD_ON))
 
     def _recent(self, k: int, seconds: float) -> range:
         """Recorded steps whose events still show at step k."""
@@ -216,21 +230,22 @@ class FrameRenderer:
                 for c in np.flatnonzero(self.touch[j]):
                     col, row = top_px(lay, self.ball_pos[j, 0], self.ball_pos[j, 1])
                     r = 16.0 - 6.0 * (k - j) * self.step_seconds / TOUCH_MARK_SECONDS
-                    draw.ellipse([col - r, row - r, col + r, row + r], outline=TEAM_COLOURS[self.teams[c]], width=2)
+                    ring = ink(TEAM_COLOURS[self.teams[c]])
+                    draw.ellipse([col - r, row - r, col + r, row + r], outline=ring, width=2)
             for j, c in self.demo_steps:
                 if 0 <= k - j <= DEMO_MARK_SECONDS / self.step_seconds:
                     col, row = top_px(lay, self.car_pos[j - 1 if j else j, c, 0], self.car_pos[j - 1 if j else j, c, 1])
                     d = 10.0
-                    draw.line([(col - d, row - d), (col + d, row + d)], fill=(255, 40, 40), width=3)
-                    draw.line([(col - d, row + d), (col + d, row - d)], fill=(255, 40, 40), width=3)
+                    draw.line([(col - d, row - d), (col + d, row + d)], fill=ink(DEMO), width=3)
+                    draw.line([(col - d, row + d), (col + d, row - d)], fill=ink(DEMO), width=3)
         for j in self._recent(k, GOAL_MARK_SECONDS):
             if self.goal[j] >= 0:
-                colour = TEAM_COLOURS[int(self.goal[j])]
+                colour = ink(TEAM_COLOURS[int(self.goal[j])])
                 text = f"GOAL {'BLUE' if self.goal[j] == 0 else 'ORANGE'}!"
                 w = draw.textlength(text, font=self.font)
                 y = (lay.top_origin or lay.side_origin or 0) + 12
                 draw.rectangle([lay.width / 2 - w / 2 - 10, y - 4, lay.width / 2 + w / 2 + 10, y + 28], fill=colour)
-                draw.text((lay.width / 2 - w / 2, y), text, fill=(255, 255, 255), font=self.font)
+                draw.text((lay.width / 2 - w / 2, y), text, fill=ink(WHITE), font=self.font)
                 break
 
     def _draw_header(self, draw: ImageDraw.ImageDraw, k: int) -> None:
@@ -243,14 +258,14 @@ class FrameRenderer:
         else:
             clock_text = f"{int(clock // 60)}:{int(clock % 60):02d}"
         mid = lay.width / 2
-        draw.text((mid - 70, 10), f"{blue}", fill=TEAM_COLOURS[0], font=self.font, anchor="ra")
-        draw.text((mid, 10), clock_text, fill=TEXT, font=self.font, anchor="ma")
-        draw.text((mid + 70, 10), f"{orange}", fill=TEAM_COLOURS[1], font=self.font, anchor="la")
+        draw.text((mid - 70, 10), f"{blue}", fill=ink(TEAM_COLOURS[0]), font=self.font, anchor="ra")
+        draw.text((mid, 10), clock_text, fill=ink(TEXT), font=self.font, anchor="ma")
+        draw.text((mid + 70, 10), f"{orange}", fill=ink(TEAM_COLOURS[1]), font=self.font, anchor="la")
         names = (self.replay.meta.get("blue_policy") or "blue", self.replay.meta.get("orange_policy") or "orange")
-        draw.text((10, 8), str(names[0]), fill=TEAM_COLOURS[0], font=self.small)
-        draw.text((lay.width - 10, 8), str(names[1]), fill=TEAM_COLOURS[1], font=self.small, anchor="ra")
+        draw.text((10, 8), str(names[0]), fill=ink(TEAM_COLOURS[0]), font=self.small)
+        draw.text((lay.width - 10, 8), str(names[1]), fill=ink(TEAM_COLOURS[1]), font=self.small, anchor="ra")
         if not self.pads_known:
-            draw.text((10, 24), "boost pads not recorded", fill=LINE, font=self.small)
+            draw.text((10, 24), "boost pads not recorded", fill=ink(LINE), font=self.small)
 
 
 def _convex_hull(points: np.ndarray) -> np.ndarray:
@@ -275,13 +290,9 @@ def _convex_hull(points: np.ndarray) -> np.ndarray:
     return np.array(lower[:-1] + upper[:-1])
 
 
-def render_frames(replay: Replay, view: str = "top", fps: float = 30.0, speed: float = 1.0):
-    """Yield every frame (H, W, 3) uint8 of a replay at `fps` frames per second of video, `speed` x real time."""
+def render_frames(replay: Replay, view: str = "top", fps: float = 30.0, speed: float = 1.0) -> Iterator[Image.Image]:
+    """Yield every frame of a replay, as palette images (`FrameRenderer.image`), at `fps` frames per second of
+    video and `speed` x real time."""
     renderer = FrameRenderer(replay, view)
     for i in range(renderer.num_frames(fps, speed)):
-        yield renderer.frame(i * speed / fps)
-
-
-def frame_image(frame: np.ndarray) -> Image.Image:
-    """A frame as a Pillow image."""
-    return Image.fromarray(frame)
+        yield renderer.image(i * speed / fps)
