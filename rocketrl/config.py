@@ -254,6 +254,9 @@ class RunConfig:
     """Who started the run, for logs and notifications; null uses the OS user."""
     checkpoint_interval: int = 250_000
     """Save a checkpoint every this many agent-steps."""
+    checkpoint_minutes: float | None = None
+    """Also save one when this many minutes of wall time have passed since the last save (for preemptible
+    machines: it bounds the work a crash can lose in time, whatever the speed); null: by steps only."""
     keep_best: int = 5
     """How many of the best checkpoints to keep."""
     best_by: BestBy = "return"
@@ -286,6 +289,7 @@ class RunConfig:
         if self.name is not None and (not self.name.strip() or "/" in self.name or "\\" in self.name):
             raise ValueError(f"run.name={self.name!r}: must be a non-empty folder name without slashes, or null")
         at_least(self.checkpoint_interval, 1, "run.checkpoint_interval")
+        positive_or_none(self.checkpoint_minutes, "run.checkpoint_minutes")
         at_least(self.keep_best, 1, "run.keep_best")
         if self.resume is not None and not self.resume.strip():
             raise ValueError("run.resume='': give a checkpoint path, 'latest', or null")

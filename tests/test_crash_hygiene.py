@@ -7,33 +7,12 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads process trees from /proc (Linux)")
+from rocketrl.infra.proctree import descendants, has_proc, running
 
-
-def descendants(pid: int) -> set[int]:
-    """Every process below pid, from /proc/<pid>/task/<tid>/children."""
-    found: set[int] = set()
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            found |= {int(child) for child in (task / "children").read_text().split()}
-        except OSError:
-            continue
-    for child in list(found):
-        found |= descendants(child)
-    return found
-
-
-def running(pid: int) -> bool:
-    """The process exists and is not a zombie."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+pytestmark = pytest.mark.skipif(not has_proc(), reason="reads process trees from /proc (Linux)")
 
 
 def test_sigkilled_training_run_leaves_no_worker_process(tmp_path) -> None:

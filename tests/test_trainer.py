@@ -344,3 +344,47 @@ def test_a_second_signal_stops_at_once(tmp_path):
             trainer._on_signal(signal.SIGINT, None)
     finally:
         trainer.close()
+
+
+def test_checkpoint_minutes_saves_by_wall_time_and_the_run_resumes(tmp_path, monkeypatch):
+    """With run.checkpoint_minutes a checkpoint follows every update once that much time has passed, whatever
+    the step interval; the clock is faked so that each update takes 40 s."""
+    import rocketrl.ppo.trainer as trainer_module
+
+    clock = {"now": 1000.0}
+
+    class FakeTime:
+        perf_counter = staticmethod(time.perf_counter)
+
+        @staticmethod
+        def monotonic() -> float:
+            return clock["now"]
+
+    class Tick:
+        def log_update(self, trainer, stats, timings, sps) -> None:
+            clock["now"] += 40.0
+
+    monkeypatch.setattr(trainer_module, "time", FakeTime)
+    saved: list[int] = []
+    real_save = Trainer.save_checkpoint
+
+    def spy(self, *args, **kwargs):
+        saved.append(self.counters.global_step)
+        return real_save(self, *args, **kwargs)
+
+    monkeypatch.setattr(Trainer, "save_checkpoint", spy)
+    steps = ["--run.timesteps", str(6 * BATCH), "--run.checkpoint-interval", str(100 * BATCH)]
+    train(small_config(tmp_path, "by_steps", *steps), logger=Tick())
+    assert saved == [6 * BATCH]  # only the final one: the step interval is never reached
+    saved.clear()
+    cfg = small_config(tmp_path, "by_time", *steps, "--run.checkpoint-minutes", "1")
+    train(cfg, logger=Tick())
+    # 40 s per update: 80 s since the last save after updates 2, 4 and 6.
+    assert saved == [2 * BATCH, 4 * BATCH, 6 * BATCH]
+    resumed = train(small_config(tmp_path, "by_time", *steps, "--run.timesteps", str(7 * BATCH)), resume="latest")
+    assert resumed.counters.global_step == 7 * BATCH
+
+
+def test_checkpoint_minutes_must_be_positive(tmp_path):
+    with pytest.raises(ValueError, match=r"run\.checkpoint_minutes=0"):
+        small_config(tmp_path, "bad", "--run.checkpoint-minutes", "0")

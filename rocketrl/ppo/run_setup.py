@@ -45,8 +45,9 @@ def summarize(trainer: Trainer) -> str:
         f"learning rate {p.learning_rate:g} ({p.lr_schedule})",
         f"entropy coef  {p.entropy_coef:g}"
         + (f" -> {p.resolved_entropy_coef_end:g} ({p.entropy_schedule})" if p.entropy_schedule != "constant" else ""),
-        f"checkpoints   every {cfg.run.checkpoint_interval:,} steps, "
-        f"keep best {cfg.run.keep_best} by {cfg.run.best_by}",
+        f"checkpoints   every {cfg.run.checkpoint_interval:,} steps"
+        + (f" or {cfg.run.checkpoint_minutes:g} minutes" if cfg.run.checkpoint_minutes is not None else "")
+        + f", keep best {cfg.run.keep_best} by {cfg.run.best_by}",
         f"timesteps     {cfg.run.timesteps:,}",
         f"speed         amp={sp.amp}{' (fp32 on this device)' if sp.amp == 'fp16' and not cuda else ''}, "
         f"compile={'on' if sp.compile else 'off'}, compile_env={'on' if cfg.env.compile else 'off'}, "

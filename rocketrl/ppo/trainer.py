@@ -290,6 +290,8 @@ class Trainer:
         obs, state, episode_start = self._restart_episodes()
         next_checkpoint = (self.counters.global_step // cfg.run.checkpoint_interval + 1) * cfg.run.checkpoint_interval
         saved_at = -1
+        every_seconds = None if cfg.run.checkpoint_minutes is None else 60.0 * cfg.run.checkpoint_minutes
+        saved_time = time.monotonic()
         self.notifier.send("start", f"step {self.counters.global_step:,} of {cfg.run.timesteps:,}")
         try:
             deadline = None if cfg.run.max_minutes is None else time.monotonic() + 60.0 * cfg.run.max_minutes
@@ -323,10 +325,12 @@ class Trainer:
                 sps = p.rollout_steps * self.num_agents / (time.perf_counter() - started)
                 if logger is not None:
                     logger.log_update(self, stats, timings, sps)  # type: ignore[attr-defined]
-                if self.counters.global_step >= next_checkpoint:
+                by_time = every_seconds is not None and time.monotonic() - saved_time >= every_seconds
+                if self.counters.global_step >= next_checkpoint or by_time:
                     self.save_checkpoint()
-                    saved_at = self.counters.global_step
-                    next_checkpoint += cfg.run.checkpoint_interval
+                    saved_at, saved_time = self.counters.global_step, time.monotonic()
+                    while next_checkpoint <= self.counters.global_step:
+                        next_checkpoint += cfg.run.checkpoint_interval
                     # Episodes restart at checkpoints, so a resumed run continues exactly.
                     obs, state, episode_start = self._restart_episodes()
         except Exception as error:
