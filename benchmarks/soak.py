@@ -1,0 +1,176 @@
+"""Soak: a long training run, league and evaluation on, watched for memory that grows and descriptors that leak.
+
+Starts `rocketrl train` with the vs_rule preset (128 arenas; RulePolicy, self-play and past-snapshot opponents;
+league evaluations every `--eval-interval` agent-steps with replays of the evaluation games; snapshots every
+`--snapshot-interval`, so the opponent pool fills and then turns over; RocketSim worker processes) for
+`--minutes` (default 30), and every `--every` seconds (default 10) samples the resident memory (VmRSS) and the
+open file descriptors of the trainer and of every process below it. At the end it stops the run with SIGTERM
+(a clean stop with a checkpoint) and reports:
+
+- per process role (trainer, each long-lived worker, the whole tree): resident MiB at the end of the warm-up
+  (`--warmup-minutes`, default 5) and at the end, the growth between them in percent, and the largest value;
+- open descriptors of the trainer and the workers at the end of the warm-up, at the end, and the largest;
+- "met": after the warm-up the tree's memory grew by less than 5% and no process's descriptors grew.
+
+Values at a moment are the median of the samples within one `--every` either side, so one sample taken
+mid-update does not decide. The series themselves go into the JSON too.
+
+    python benchmarks/soak.py [--minutes 30] [--warmup-minutes 5] [--every 10] [--out docs/soak.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rocketrl.infra.proctree import descendants, has_proc, open_descriptors, resident_bytes
+
+PRESET = Path(__file__).resolve().parent.parent / "configs" / "presets" / "vs_rule.yaml"
+MIB = 1024 * 1024
+
+
+def train_command(args: argparse.Namespace, logdir: Path) -> list[str]:
+    return [
+        sys.executable, "-m", "rocketrl.cli", "train", "--config", str(PRESET), "--logdir", str(logdir),
+        "--name", "soak", "--ascii", "--device", "cpu", "--timesteps", str(10**12), "--seed", str(args.seed),
+        "--env.num-arenas", str(args.arenas), "--env.stepping", "processes",
+        "--league.eval-interval", str(args.eval_interval), "--league.eval-games", "8",
+        "--league.eval-replays", "true", "--league.snapshot-interval", str(args.snapshot_interval),
+        "--league.pool-size", "5", "--run.checkpoint-interval", str(args.eval_interval),
+    ]  # fmt: skip
+
+
+def sample(trainer: int) -> dict:
+    """One sample: {pid: (rss bytes, open fds)} for the trainer and every process below it."""
+    rows = {}
+    for pid in [trainer, *sorted(descendants(trainer))]:
+        rss, fds = resident_bytes(pid), open_descriptors(pid)
+        if rss is not None:
+            rows[pid] = (rss, fds)
+    return rows
+
+
+def at(series: list[tuple[float, float]], moment: float, every: float) -> float | None:
+    """Median of the values sampled within `every` seconds of `moment`."""
+    near = [v for t, v in series if abs(t - moment) <= every]
+    return statistics.median(near) if near else None
+
+
+def summarize(series: list[tuple[float, float]], warmup: float, end: float, every: float) -> dict:
+    start, last = at(series, warmup, every), at(series, end, every)
+    after = [v for t, v in series if t >= warmup]
+    return {
+        "at_warmup": start,
+        "at_end": last,
+        "growth_percent": None if not start or last is None else round(100.0 * (last - start) / start, 2),
+        "max_after_warmup": max(after) if after else None,
+    }
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=float, default=30.0)
+    parser.add_argument("--warmup-minutes", type=float, default=5.0)
+    parser.add_argument("--every", type=float, default=10.0, help="seconds between samples (default 10)")
+    parser.add_argument("--arenas", type=int, default=128)
+    parser.add_argument("--eval-interval", type=int, default=500_000, help="agent-steps between evaluations")
+    parser.add_argument("--snapshot-interval", type=int, default=250_000, help="agent-steps between snapshots")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--logdir", default=None, help="keep the run here (default: a temporary folder)")
+    parser.add_argument("--out", default=None, help="also write the JSON report here")
+    args = parser.parse_args(argv)
+    if not has_proc():
+        raise SystemExit("soak reads process memory from /proc: it runs on Linux")
+    with tempfile.TemporaryDirectory(prefix="rocketrl-soak-") as tmp:
+        logdir = Path(args.logdir) if args.logdir else Path(tmp)
+        logdir.mkdir(parents=True, exist_ok=True)
+        log = logdir / "soak.log"
+        with log.open("w") as out:
+            proc = subprocess.Popen(
+                train_command(args, logdir), stdout=out, stderr=subprocess.STDOUT,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True,
+            )  # fmt: skip
+        samples: list[tuple[float, dict]] = []
+        began = time.monotonic()
+        try:
+            while time.monotonic() - began < 60.0 * args.minutes and proc.poll() is None:
+                samples.append((time.monotonic() - began, sample(proc.pid)))
+                time.sleep(args.every)
+            crashed = proc.poll() is not None
+            proc.send_signal(signal.SIGTERM)
+            code = proc.wait(timeout=300)
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        text = log.read_text(errors="replace")
+    report = analyse(samples, proc.pid, args)
+    report.update(
+        {
+            "run_exit_code": code,
+            "run_ended_early": crashed,
+            "log_tail": text[-600:] if crashed or code != 0 else None,
+            "last_progress": next((line for line in reversed(text.splitlines()) if "SPS" in line), None),
+            "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        }
+    )
+    report["met"] = bool(report["met"]) and not crashed and code == 0
+    out_text = json.dumps(report, indent=2)
+    print(out_text)
+    if args.out:
+        Path(args.out).write_text(out_text + "\n")
+    return report
+
+
+def analyse(samples: list[tuple[float, dict]], trainer: int, args: argparse.Namespace) -> dict:
+    """Growth after the warm-up per role: trainer, each process alive in every sample after it, the tree."""
+    warmup, every = 60.0 * args.warmup_minutes, args.every
+    end = samples[-1][0] if samples else 0.0
+    late = [rows for t, rows in samples if t >= warmup]
+    steady = set.intersection(*(set(rows) for rows in late)) - {trainer} if late else set()
+    roles: dict[str, dict] = {}
+    for name, pids in [("trainer", [trainer]), *[(f"worker_{p}", [p]) for p in sorted(steady)]]:
+        rss = [(t, sum(rows[p][0] for p in pids if p in rows) / MIB) for t, rows in samples if pids[0] in rows]
+        fds = [(t, rows[pids[0]][1]) for t, rows in samples if pids[0] in rows and rows[pids[0]][1] is not None]
+        roles[name] = {"rss_mib": summarize(rss, warmup, end, every), "open_fds": summarize(fds, warmup, end, every)}
+    tree = [(t, sum(r for r, _ in rows.values()) / MIB) for t, rows in samples]
+    count = [(t, float(len(rows))) for t, rows in samples]
+    growth = summarize(tree, warmup, end, every)["growth_percent"]
+    fd_growth = [
+        role["open_fds"]["at_end"] - role["open_fds"]["at_warmup"]
+        for role in roles.values()
+        if role["open_fds"]["at_end"] is not None and role["open_fds"]["at_warmup"] is not None
+    ]
+    return {
+        "benchmark": "soak",
+        "minutes": round(end / 60.0, 2),
+        "warmup_minutes": args.warmup_minutes,
+        "samples": len(samples),
+        "settings": {k: getattr(args, k) for k in ("arenas", "eval_interval", "snapshot_interval", "every", "seed")},
+        "tree_rss_mib": summarize(tree, warmup, end, every),
+        "processes": summarize(count, warmup, end, every),
+        "roles": roles,
+        "targets": {"tree_growth_percent_below": 5.0, "fd_growth": 0},
+        "met": growth is not None and growth < 5.0 and all(g <= 0 for g in fd_growth) and bool(late),
+        "series": {
+            "seconds": [round(t, 1) for t, _ in samples],
+            "tree_rss_mib": [round(v, 1) for _, v in tree],
+            "trainer_rss_mib": [round(rows[trainer][0] / MIB, 1) if trainer in rows else None for _, rows in samples],
+            "trainer_fds": [rows[trainer][1] if trainer in rows else None for _, rows in samples],
+            "processes": [len(rows) for _, rows in samples],
+        },
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main()["met"] else 1)
