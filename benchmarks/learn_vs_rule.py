@@ -38,6 +38,7 @@ plays the generalization games of the bot an earlier report chose and records th
         [--generalization-games 50] [--record docs/learn_vs_rule_runs.jsonl] [--plot PNG] [--out report.json]
     python benchmarks/learn_vs_rule.py --measure report.json [--generalization-games 50] [--record PATH]
     python benchmarks/learn_vs_rule.py --evaluate CHECKPOINT --train-seconds S [--seed N] [--out report.json]
+    python benchmarks/learn_vs_rule.py --table [--preset vs_rule]   (the recorded runs, for the README)
 
 `--evaluate` skips training and selection: the given checkpoint plays the final games (jittered and exact
 spawns) and the generalization games, and the run is recorded with the steps in the checkpoint and the
@@ -179,6 +180,44 @@ def record_line(report: dict) -> dict:
         "generalization": {k: brief(v) for k, v in (report.get("generalization") or {}).items()},
         "machine": report.get("machine"),
     }
+
+
+def _rate(figures: dict | None) -> str:
+    if not figures:
+        return "-"
+    return (
+        f"{figures['wins']}/{figures['games']}: {100 * figures['win_rate']:.1f}% "
+        f"({100 * figures['win_rate_low']:.1f}-{100 * figures['win_rate_high']:.1f}%)"
+    )
+
+
+def runs_table(records: list[dict], preset: str) -> str:
+    """A Markdown table of every recorded run of `preset` (by seed, then date), with the median and the
+    lowest final win rate below it."""
+    rows = sorted((r for r in records if r.get("preset") == preset), key=lambda r: (r["seed"], r.get("date", "")))
+    if not rows:
+        return f"no recorded runs of preset {preset!r}"
+    lines = [
+        "| seed | date | engine | steps | training + selection | vs RulePolicy (jittered) | Elo | exact spawns "
+        "| vs shadow_goalie | vs ball_chaser |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        general = r.get("generalization") or {}
+        minutes = f"{r['train_wall_seconds'] / 60:.0f} + {(r.get('select_wall_seconds') or 0) / 60:.0f} min"
+        lines.append(
+            f"| {r['seed']} | {r.get('date', '-')} | {r.get('train_engine', '-')} | {r['steps'] / 1e6:.1f}M "
+            f"| {minutes} | {_rate(r['final'])} | {r['final']['elo']:.0f} | {_rate(r.get('exact_kickoffs'))} "
+            f"| {_rate(general.get('shadow_goalie'))} | {_rate(general.get('ball_chaser'))} |"
+        )
+    rates = sorted(r["final"]["win_rate"] for r in rows)
+    median = rates[len(rates) // 2] if len(rates) % 2 else (rates[len(rates) // 2 - 1] + rates[len(rates) // 2]) / 2
+    lines.append("")
+    lines.append(
+        f"{len(rows)} runs of `{preset}`: median {100 * median:.1f}%, lowest {100 * rates[0]:.1f}%, "
+        f"highest {100 * rates[-1]:.1f}% against RulePolicy (targets: every run at least 80%, the median 90%)."
+    )
+    return "\n".join(lines)
 
 
 def append_record(path: Path, report: dict) -> None:
@@ -400,8 +439,16 @@ def main() -> None:
     )
     parser.add_argument("--evaluate", default=None, metavar="CHECKPOINT", help="no training: evaluate this bot")
     parser.add_argument("--train-seconds", type=float, default=None, help="with --evaluate: its training wall time")
+    parser.add_argument(
+        "--table", action="store_true", help="print the recorded runs of --preset as a Markdown table, and stop"
+    )
     parser.add_argument("--quick", action="store_true", help="a smoke run: 20k steps, 4 short games")
     args = parser.parse_args()
+    if args.table:
+        path = Path(args.record or RUNS_RECORD)
+        records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+        print(runs_table(records, args.preset))
+        return
     if args.quick:
         args.timesteps, args.games, args.game_seconds, args.select_games = 20_000, 4, 20.0, 2
         args.generalization_games, args.record = min(args.generalization_games, 2), ""

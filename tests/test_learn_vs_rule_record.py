@@ -52,3 +52,22 @@ def test_no_training_preset_uses_the_generalization_opponents() -> None:
     for path in configs.rglob("*.yaml"):
         text = path.read_text()
         assert "shadow_goalie" not in text and "ball_chaser" not in text, path
+
+
+def test_runs_table_lists_every_run_of_the_preset_with_median_and_lowest() -> None:
+    bench = load_benchmark()
+
+    def record(seed: int, wins: int, preset: str = "vs_rule") -> dict:
+        return {
+            "seed": seed, "date": "2026-11-25", "preset": preset, "train_engine": "rocketsim", "steps": 20_000_000,
+            "train_wall_seconds": 6000.0, "select_wall_seconds": 360.0, "final": figures(wins, 0, 100 - wins),
+            "exact_kickoffs": None, "generalization": {"shadow_goalie": figures(40, 0, 10)},
+        }  # fmt: skip
+
+    table = bench.runs_table([record(2, 90), record(0, 70), record(1, 80), record(5, 10, "other")], "vs_rule")
+    lines = table.splitlines()
+    assert [line.split("|")[1].strip() for line in lines[2:5]] == ["0", "1", "2"]  # every run, by seed
+    assert "70/100: 70.0%" in lines[2] and "40/50: 80.0%" in lines[2] and "100 + 6 min" in lines[2]
+    assert "other" not in table and "10/100" not in table
+    assert "3 runs of `vs_rule`: median 80.0%, lowest 70.0%, highest 90.0%" in lines[-1]
+    assert bench.runs_table([], "vs_rule") == "no recorded runs of preset 'vs_rule'"
