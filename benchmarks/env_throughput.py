@@ -27,8 +27,8 @@ import time
 
 import torch
 
+from rocketrl.diagnostics.env import alternating_medians
 from rocketrl.env.batched import BatchedEnv
-from rocketrl.infra.diagnose_env import alternating_medians
 from rocketrl.sim.rocketsim import STEPPING_MODES, RocketSimEngine
 
 

@@ -473,10 +473,10 @@ def main() -> None:
 
     from rocketrl.config import load_config
     from rocketrl.eval.match import MatchConfig, play_match
-    from rocketrl.infra.logging import TrainLogger
     from rocketrl.policy.actor_critic import PolicyActor
     from rocketrl.policy.load import policy_from_checkpoint
     from rocketrl.policy.rule import RulePolicy
+    from rocketrl.ppo.train_logger import TrainLogger
     from rocketrl.ppo.trainer import Trainer
 
     preset = PRESETS / f"{args.preset}.yaml"

@@ -1,4 +1,4 @@
-"""Parity report: every measure of rocketrl.sim.warp.parity with its RocketSim value, warp value,
+"""Parity report: every measure of rocketrl.diagnostics.parity with its RocketSim value, warp value,
 error, bound and pass/miss. Prints JSON and writes it to --out (default warp_parity.json), plus a PNG
 bar chart of error / bound per measure next to it when matplotlib is installed.
 
@@ -17,7 +17,7 @@ import json
 import time
 from pathlib import Path
 
-from rocketrl.sim.warp.parity import run_all
+from rocketrl.diagnostics.parity import run_all
 
 
 def plot(measures: list[dict], path: Path) -> bool:

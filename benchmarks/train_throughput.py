@@ -135,7 +135,7 @@ def measure_ours(
     import torch
 
     from rocketrl.config import load_config
-    from rocketrl.infra.diagnose_train import NO_NOTICES_ENV_VAR
+    from rocketrl.diagnostics.train import NO_NOTICES_ENV_VAR
     from rocketrl.ppo.trainer import Trainer
 
     if threads is not None:

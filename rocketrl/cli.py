@@ -134,7 +134,7 @@ def build_train_config(args: argparse.Namespace, extra: list[str]):
 
 def cmd_train(args: argparse.Namespace, extra: list[str]) -> int:
     """Train with PPO; Ctrl-C or SIGTERM saves a checkpoint and exits cleanly."""
-    from rocketrl.infra.logging import TrainLogger
+    from rocketrl.ppo.train_logger import TrainLogger
     from rocketrl.ppo.trainer import Trainer, summarize
 
     cfg = build_train_config(args, extra)
@@ -237,12 +237,12 @@ def build_parser() -> argparse.ArgumentParser:
     info = sub.add_parser("info", help="show versions, devices and the collision meshes in use")
     info.set_defaults(func=cmd_info)
 
+    from rocketrl.diagnostics import bench, diagnose, doctor  # diagnose, bench, doctor: parsers and commands
     from rocketrl.eval import cli as eval_cli  # eval: parser and command
     from rocketrl.export import cli as export_cli
-    from rocketrl.infra import bench, diagnostics, doctor  # diagnose, bench, doctor: parsers and commands
     from rocketrl.render import cli as render_cli
 
-    for module in (eval_cli, export_cli, render_cli, diagnostics, bench, doctor):
+    for module in (eval_cli, export_cli, render_cli, diagnose, bench, doctor):
         module.add_parser(sub)
     return parser
 

@@ -9,10 +9,10 @@ import textwrap
 import pytest
 
 from rocketrl.cli import main
-from rocketrl.infra import diagnose_env
-from rocketrl.infra.bench import check, ratios_of
-from rocketrl.infra.diagnostics import STAGES, busy_note, compare, parse_tests, verdict
-from rocketrl.infra.doctor import Doctor
+from rocketrl.diagnostics import env as diagnose_env
+from rocketrl.diagnostics.bench import check, ratios_of
+from rocketrl.diagnostics.diagnose import STAGES, busy_note, compare, parse_tests, verdict
+from rocketrl.diagnostics.doctor import Doctor
 
 # ------------------------------------------------------------------------------------------ verdict
 CPU = {"device": "cpu", "workers": 1, "cpus": 4, "epochs": 4, "minibatches": 4, "amp": "off", "compile": False}

@@ -272,7 +272,7 @@ def test_gpu_monitor_is_a_clean_no_op_without_cuda():
 def test_tensorboard_scalars_use_the_stable_names(tmp_path):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    from rocketrl.infra.logging import TrainLogger
+    from rocketrl.ppo.train_logger import TrainLogger
 
     cfg = small_config(tmp_path, "tb", "--run.timesteps", str(2 * BATCH))
     trainer = Trainer(cfg)
@@ -296,7 +296,7 @@ def test_wandb_gets_the_same_scalars_when_asked(tmp_path, monkeypatch):
     import types
 
     from rocketrl.config import config_to_dict
-    from rocketrl.infra.logging import TrainLogger
+    from rocketrl.ppo.train_logger import TrainLogger
 
     calls: dict[str, list] = {"init": [], "log": [], "finish": []}
 
@@ -328,7 +328,7 @@ def test_wandb_gets_the_same_scalars_when_asked(tmp_path, monkeypatch):
 
 
 def test_wandb_asked_for_but_missing_is_a_clear_error(tmp_path, monkeypatch):
-    from rocketrl.infra.logging import TrainLogger
+    from rocketrl.ppo.train_logger import TrainLogger
 
     monkeypatch.setitem(sys.modules, "wandb", None)  # import wandb -> ImportError
     with pytest.raises(RuntimeError, match="pip install wandb"):

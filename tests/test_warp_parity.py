@@ -11,7 +11,7 @@ import torch
 
 pytest.importorskip("warp")
 
-from rocketrl.sim.warp import parity  # noqa: E402
+from rocketrl.diagnostics import parity  # noqa: E402
 
 MISSES: dict[str, str] = {}
 """Measures that miss their bound: name -> the error measured and why (none at present)."""

@@ -1,1 +1,1 @@
-"""Training infrastructure: crash-safe checkpoints (checkpoint.py) and training logs (logging.py)."""
+"""Shared low-level pieces: crash-safe checkpoints, atomic files, random state, logging helpers, notices, NVML."""

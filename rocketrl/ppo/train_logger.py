@@ -9,28 +9,18 @@ CUDA gpu/util (%) and gpu/memory (GiB) through NVML.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from rocketrl.infra.console import console_can_print_unicode
 from rocketrl.infra.gpu import GpuMonitor
 
 if TYPE_CHECKING:
     from rocketrl.ppo.trainer import Trainer, UpdateStats
 
 LOSS_NAMES = ("policy", "value", "entropy", "approx_kl", "clipfrac", "explained_variance", "grad_norm")
-
-
-def console_can_print_unicode(stream: object = None) -> bool:
-    """False when the console's encoding cannot print box-drawing characters."""
-    encoding = getattr(stream or sys.stdout, "encoding", None) or "ascii"
-    try:
-        "━│█".encode(encoding)
-    except (UnicodeEncodeError, LookupError):
-        return False
-    return True
 
 
 class TrainLogger:

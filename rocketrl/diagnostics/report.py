@@ -8,7 +8,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from rocketrl.infra.logging import console_can_print_unicode
+from rocketrl.infra.console import console_can_print_unicode
 
 
 def console() -> Console:

@@ -4,8 +4,8 @@ Tests: env (speed of every engine), inference (policy latency per batch size, de
 train (a short PPO run split into env, copy, inference and learn), gpu (NVML utilisation and memory).
 The result is one JSON-able dict (schema below, SCHEMA names its version); `verdict` names the
 bottleneck from the train split, and `compare` lists the change of every numeric measure against
-an earlier result. The measurements live in diagnose_env, diagnose_inference, diagnose_train and
-diagnose_system; this module runs them, judges and prints.
+an earlier result. The measurements live in env.py, inference.py, train.py and system.py next to
+this module; this module runs them, judges and prints.
 """
 
 from __future__ import annotations
@@ -219,8 +219,8 @@ def run_diagnose(cfg: Any, tests: list[str], progress: Callable[[str], None] | N
     """Run the chosen tests on cfg (a TrainConfig); returns the JSON-able result with its verdict."""
     import os
 
+    from rocketrl.diagnostics import system as diagnose_system
     from rocketrl.env.obs import OBS_SIZE
-    from rocketrl.infra import diagnose_system
     from rocketrl.ppo.trainer import resolve_device
 
     say = progress or (lambda text: None)
@@ -244,13 +244,13 @@ def run_diagnose(cfg: Any, tests: list[str], progress: Callable[[str], None] | N
         },
     }
     if "env" in tests:
-        from rocketrl.infra.diagnose_env import measure_engines
+        from rocketrl.diagnostics.env import measure_engines
 
         say(f"env: stepping {cfg.env.num_arenas} arenas for {cfg.ppo.rollout_steps} steps per engine")
         result["env"] = measure_engines(cfg.env, device, cfg.ppo.rollout_steps)
     if "inference" in tests:
+        from rocketrl.diagnostics.inference import inference_devices, measure_inference
         from rocketrl.env.actions import make_action_parser
-        from rocketrl.infra.diagnose_inference import inference_devices, measure_inference
 
         parser = make_action_parser(cfg.env.action)
         largest = cfg.env.num_arenas * cars
@@ -261,7 +261,7 @@ def run_diagnose(cfg: Any, tests: list[str], progress: Callable[[str], None] | N
                 cfg.model, OBS_SIZE, parser.num_actions, parser.kind == "discrete", dev, largest
             )
     if "train" in tests:
-        from rocketrl.infra.diagnose_train import measure_training
+        from rocketrl.diagnostics.train import measure_training
 
         say(f"train: 3 updates of {cfg.batch_size:,} agent-steps")
         result["train"] = measure_training(cfg)
@@ -341,7 +341,7 @@ def _positive(text: str) -> int:
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
     """Measure, print the table and the verdict, write --json, print --compare."""
-    from rocketrl.infra.diagnose_report import console, render_compare, render_result
+    from rocketrl.diagnostics.report import console, render_compare, render_result
 
     old = read_result(args.compare) if args.compare else None
     if args.json:
