@@ -134,8 +134,9 @@ def build_train_config(args: argparse.Namespace, extra: list[str]):
 
 def cmd_train(args: argparse.Namespace, extra: list[str]) -> int:
     """Train with PPO; Ctrl-C or SIGTERM saves a checkpoint and exits cleanly."""
+    from rocketrl.ppo.summary import summarize
     from rocketrl.ppo.train_logger import TrainLogger
-    from rocketrl.ppo.trainer import Trainer, summarize
+    from rocketrl.ppo.trainer import Trainer
 
     cfg = build_train_config(args, extra)
     trainer = Trainer(cfg)

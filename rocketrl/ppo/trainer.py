@@ -27,7 +27,7 @@ from rocketrl.league.league import League
 from rocketrl.policy.actor_critic import ActorCritic, reset_state
 from rocketrl.ppo.gae import compute_gae
 from rocketrl.ppo.normalize import ObservationNormalizer, ReturnScaler
-from rocketrl.ppo.run_setup import make_run_dir, summarize, uses_league, verify
+from rocketrl.ppo.run_setup import make_run_dir, uses_league, verify
 from rocketrl.ppo.schedules import Schedule
 from rocketrl.ppo.storage import RolloutStorage
 from rocketrl.ppo.update import UpdateStats, ppo_update
@@ -549,7 +549,7 @@ class Trainer:
 
     def verify(self) -> None:
         """Fail fast: one env step and one forward pass, spaces agree with the network (run_setup.verify)."""
-        verify(self)
+        verify(self.env, self.model, self.device, self.league, self.plan)
 
     def close(self) -> None:
         self.env.close()
@@ -557,4 +557,4 @@ class Trainer:
             self.league.close()
 
 
-__all__ = ["Counters", "Trainer", "UpdateStats", "resolve_device", "summarize"]
+__all__ = ["Counters", "Trainer", "UpdateStats", "resolve_device"]
