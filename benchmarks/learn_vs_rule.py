@@ -124,7 +124,7 @@ def games_summary(result) -> dict:
 def generalization(bot, args: argparse.Namespace, device) -> dict[str, dict]:
     """The bot's figures (games_summary) against each opponent of GENERALIZATION_OPPONENTS, on arena seeds
     of their own (args.seed + 2000), jittered kickoffs, full games."""
-    from rocketrl.eval.match import MatchConfig, play_match
+    from rocketrl.league.match import MatchConfig, play_match
     from rocketrl.policy.load import load_policy
 
     figures = {}
@@ -248,8 +248,8 @@ def measure(args: argparse.Namespace) -> None:
 
 def evaluate(args: argparse.Namespace) -> None:
     """--evaluate: the final and generalization games of a given checkpoint, reported and recorded."""
-    from rocketrl.eval.match import MatchConfig, play_match
     from rocketrl.infra.checkpoint import read_meta
+    from rocketrl.league.match import MatchConfig, play_match
     from rocketrl.policy.load import checkpoint_config, policy_from_checkpoint
     from rocketrl.policy.rule import RulePolicy
 
@@ -305,8 +305,8 @@ def select_checkpoint(trainer, rule, args: argparse.Namespace, greedy: bool) -> 
 
     Every candidate plays the same --select-games full games (arena seeds args.seed + 1000, apart from
     the final games' args.seed + 1); the most points (wins + draws / 2) wins, ties to the newer step."""
-    from rocketrl.eval.match import MatchConfig, play_match
     from rocketrl.infra.checkpoint import read_meta
+    from rocketrl.league.match import MatchConfig, play_match
     from rocketrl.policy.load import policy_from_checkpoint
 
     match = MatchConfig(
@@ -472,7 +472,7 @@ def main() -> None:
         parser.error(f"--kickoff-jitter must lie in [0, {MAX_KICKOFF_JITTER:g}] uu")
 
     from rocketrl.config import load_config
-    from rocketrl.eval.match import MatchConfig, play_match
+    from rocketrl.league.match import MatchConfig, play_match
     from rocketrl.policy.actor_critic import PolicyActor
     from rocketrl.policy.load import policy_from_checkpoint
     from rocketrl.policy.rule import RulePolicy

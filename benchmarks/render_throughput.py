@@ -41,7 +41,7 @@ def main() -> None:
     if args.quick:
         args.seconds = 30.0
     torch.set_num_threads(1)
-    from rocketrl.eval.match import MatchConfig, play_match
+    from rocketrl.league.match import MatchConfig, play_match
     from rocketrl.league.replay import load_replay
     from rocketrl.policy.rule import RulePolicy
     from rocketrl.policy.scripted import BallChaser

@@ -13,11 +13,11 @@ import pytest
 import torch
 
 from rocketrl.config import load_config
-from rocketrl.eval.match import MatchConfig, MatchResult, play_match
 from rocketrl.infra.checkpoint import CheckpointManager, read_meta
 from rocketrl.league.config import LeagueConfig
 from rocketrl.league.curriculum import Curriculum, Stage, load_curriculum
 from rocketrl.league.league import LEARNER, League
+from rocketrl.league.match import MatchConfig, MatchResult, play_match
 from rocketrl.league.plan import ArenaPlan, allocate_arenas
 from rocketrl.policy.random_policy import RandomPolicy
 from rocketrl.ppo.trainer import Trainer
@@ -280,7 +280,7 @@ def test_a_reused_env_replays_the_same_match_for_the_same_seed(tmp_path: Path) -
     """League evaluations reuse one env: each match reseeds it, so its (jittered) kickoffs depend on the
     match's seed only, not on what the env played before (and a resumed run evaluates as a straight one)."""
     from rocketrl.env.batched import BatchedEnv
-    from rocketrl.eval.match import game_env_config
+    from rocketrl.league.match import game_env_config
     from rocketrl.league.replay import load_replay
     from rocketrl.policy.rule import RulePolicy
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 from test_rule_policy import make_obs
 
-from rocketrl.eval.match import MatchConfig, play_match
+from rocketrl.league.match import MatchConfig, play_match
 from rocketrl.policy.base import Policy
 from rocketrl.policy.load import load_policy, policy_name
 from rocketrl.policy.rule import ATTACK, BOOST, DEFEND, choose_target

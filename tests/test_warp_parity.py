@@ -98,7 +98,7 @@ def test_eval_command_plays_games_on_the_warp_engine(tmp_path):
 def test_eval_engine_flag_reaches_the_match(monkeypatch):
     from rocketrl.cli import main
     from rocketrl.eval import cli as eval_cli
-    from rocketrl.eval.match import MatchResult
+    from rocketrl.league.match import MatchResult
 
     engines = []
 

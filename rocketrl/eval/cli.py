@@ -17,8 +17,8 @@ import json
 from pathlib import Path
 
 from rocketrl.cli_args import opposed_team_size, positive_int
-from rocketrl.eval.match import MatchConfig, MatchResult, play_match
 from rocketrl.infra.atomic_json import write_json_atomic
+from rocketrl.league.match import MatchConfig, MatchResult, play_match
 from rocketrl.league.ratings import RatingTable, format_ranking
 
 

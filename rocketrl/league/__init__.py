@@ -1,1 +1,1 @@
-"""League play: ratings of policies and replays of their games."""
+"""League play: the games between policies (match.py), ratings of policies and replays of their games."""

@@ -22,11 +22,11 @@ import torch
 
 from rocketrl.env.batched import BatchedEnv
 from rocketrl.env.config import EnvConfig
-from rocketrl.eval.match import MatchConfig, MatchResult, game_env_config, play_match
 from rocketrl.infra.atomic_json import write_json_atomic
 from rocketrl.infra.checkpoint import save_checkpoint
 from rocketrl.league.config import LeagueConfig
 from rocketrl.league.curriculum import Curriculum, Stage, load_curriculum
+from rocketrl.league.match import MatchConfig, MatchResult, game_env_config, play_match
 from rocketrl.league.plan import ArenaPlan
 from rocketrl.league.ratings import RatingTable
 from rocketrl.league.top_replays import TopEpisodeReplays

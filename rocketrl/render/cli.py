@@ -105,7 +105,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 def cmd_watch(args: argparse.Namespace) -> int:
     import torch
 
-    from rocketrl.eval.match import MatchConfig, play_match
+    from rocketrl.league.match import MatchConfig, play_match
     from rocketrl.policy.load import load_policy, policy_name
     from rocketrl.render.video import RenderDependencyError, check_dependencies
 
