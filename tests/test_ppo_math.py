@@ -9,8 +9,9 @@ import math
 
 import pytest
 import torch
+from gae_reference import compute_gae_reference
 
-from rocketrl.ppo.gae import compute_gae, compute_gae_reference
+from rocketrl.ppo.gae import compute_gae
 from rocketrl.ppo.loss import PPOLossTerms, explained_variance, normalize_advantages, ppo_losses
 from rocketrl.ppo.normalize import ObservationNormalizer, ReturnScaler, RunningMeanStd
 from rocketrl.ppo.schedules import Schedule, set_learning_rate

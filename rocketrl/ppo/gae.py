@@ -55,37 +55,3 @@ def compute_gae(
     # Value targets (lambda-returns): R_t = A_t + V(s_t).
     returns = advantages + values
     return advantages, returns
-
-
-@torch.no_grad()
-def compute_gae_reference(
-    rewards: Tensor,
-    values: Tensor,
-    next_values: Tensor,
-    terminated: Tensor,
-    episode_end: Tensor,
-    gamma: float,
-    lam: float,
-) -> tuple[Tensor, Tensor]:
-    """Same as `compute_gae`, written as a plain Python double loop over t and b on [T, B] inputs.
-
-    Slow (moves everything to Python floats); only meant as the reference in tests.
-    """
-    _check_shapes(
-        rewards=rewards, values=values, next_values=next_values, terminated=terminated, episode_end=episode_end
-    )
-    if values.dim() != 2:
-        raise ValueError(f"compute_gae_reference takes [T, B] inputs; got shape {tuple(values.shape)}")
-    r, v, nv = rewards.tolist(), values.tolist(), next_values.tolist()
-    term, end = terminated.tolist(), episode_end.tolist()
-    steps, agents = values.shape
-    adv = [[0.0] * agents for _ in range(steps)]
-    for b in range(agents):
-        next_adv = 0.0
-        for t in reversed(range(steps)):
-            bootstrap = 0.0 if term[t][b] else nv[t][b]
-            delta = r[t][b] + gamma * bootstrap - v[t][b]
-            next_adv = delta + (0.0 if end[t][b] else gamma * lam * next_adv)
-            adv[t][b] = next_adv
-    advantages = torch.tensor(adv, dtype=values.dtype, device=values.device)
-    return advantages, advantages + values
