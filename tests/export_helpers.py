@@ -10,7 +10,7 @@ import torch
 from rocketrl.env.obs import OBS_SIZE
 from rocketrl.infra.checkpoint import save_checkpoint
 from rocketrl.policy.actor_critic import ActorCritic
-from rocketrl.ppo.normalize import ObservationNormalizer
+from rocketrl.policy.normalize import ObservationNormalizer
 from rocketrl.sim.arena import BOOST_PADS
 
 DOUBLE_JUMP_MAX_DELAY = 1.25

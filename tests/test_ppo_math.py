@@ -11,9 +11,10 @@ import pytest
 import torch
 from gae_reference import compute_gae_reference
 
+from rocketrl.policy.normalize import ObservationNormalizer, RunningMeanStd
 from rocketrl.ppo.gae import compute_gae
 from rocketrl.ppo.loss import PPOLossTerms, explained_variance, normalize_advantages, ppo_losses
-from rocketrl.ppo.normalize import ObservationNormalizer, ReturnScaler, RunningMeanStd
+from rocketrl.ppo.normalize import ReturnScaler
 from rocketrl.ppo.schedules import Schedule, set_learning_rate
 
 

@@ -228,7 +228,7 @@ def test_fp16_on_an_automatic_cpu_device_warns_and_trains_in_fp32(tmp_path):
 
 def test_policy_actor_acts_without_touching_the_normalizer():
     from rocketrl.policy.actor_critic import ActorCritic, PolicyActor
-    from rocketrl.ppo.normalize import ObservationNormalizer
+    from rocketrl.policy.normalize import ObservationNormalizer
 
     model = ActorCritic(180, 90, actor_hidden=[16], critic_hidden=[16])
     normalizer = ObservationNormalizer(180, "cpu")

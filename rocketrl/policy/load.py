@@ -60,7 +60,7 @@ def checkpoint_config(path: Path, meta: dict) -> dict:
 def policy_from_checkpoint(path: str | Path, device: str | torch.device = "cpu", deterministic: bool = False):
     """A PolicyActor with the network, weights and frozen observation normalizer of a checkpoint."""
     from rocketrl.env.actions import make_action_parser
-    from rocketrl.ppo.normalize import ObservationNormalizer
+    from rocketrl.policy.normalize import ObservationNormalizer
 
     path = resolve_checkpoint(path)
     state, meta = load_checkpoint(path, device=device)

@@ -1,1 +1,1 @@
-"""PPO: rollout storage, GAE, losses, running normalizers and schedules (pure tensor math, device-agnostic)."""
+"""PPO: rollout storage, GAE, losses, reward scaling, schedules, the update and the trainer."""

@@ -1,7 +1,5 @@
-"""Running statistics for observation normalization and reward scaling, kept on the training device.
+"""Reward scaling by the running std of the discounted return, kept on the training device.
 
-Buffers are float64 by default so that merging billions of samples stays exact; pass
-`dtype=torch.float32` on devices without float64 (e.g. MPS). Outputs take the dtype of the input.
 State dicts hold tensors only (they go straight into safetensors).
 """
 
@@ -10,136 +8,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-VAR_EPS = 1e-8
-"""Added to the variance before the square root in `RunningMeanStd.normalize`."""
-
-
-def _load(dst: Tensor, d: dict[str, Tensor], key: str) -> None:
-    if key not in d:
-        raise KeyError(f"state dict is missing {key!r}; has {sorted(d)}")
-    src = d[key]
-    if tuple(src.shape) != tuple(dst.shape):
-        raise ValueError(f"state dict entry {key!r} has shape {tuple(src.shape)}, expected {tuple(dst.shape)}")
-    dst.copy_(src)
-
-
-class RunningMeanStd:
-    """Running mean and population variance of samples of shape `shape`.
-
-    Starts as mean 0, var 1 with a pseudo-count `epsilon` (so normalize is the identity before any data
-    and the first merge needs no special case).
-    """
-
-    def __init__(
-        self,
-        shape: tuple[int, ...],
-        device: torch.device | str,
-        epsilon: float = 1e-4,
-        *,
-        dtype: torch.dtype = torch.float64,
-    ) -> None:
-        self.shape = tuple(shape)
-        self.mean = torch.zeros(self.shape, dtype=dtype, device=device)
-        self.var = torch.ones(self.shape, dtype=dtype, device=device)
-        self.count = torch.tensor(epsilon, dtype=dtype, device=device)
-        """Number of samples seen (0-dim), including the initial pseudo-count."""
-
-    @property
-    def device(self) -> torch.device:
-        return self.mean.device
-
-    @torch.no_grad()
-    def update(self, x: Tensor) -> None:
-        """Merge a batch x [N, *shape] into the statistics (Chan et al. parallel algorithm). N = 0 is a no-op."""
-        if tuple(x.shape[1:]) != self.shape:
-            raise ValueError(f"RunningMeanStd.update expects [N, *{self.shape}]; got {tuple(x.shape)}")
-        n = x.shape[0]
-        if n == 0:
-            return
-        x = x.to(self.mean.dtype)
-        batch_mean = x.mean(dim=0)
-        batch_var = x.var(dim=0, correction=0)
-        total = self.count + n
-        delta = batch_mean - self.mean
-        # mean_ab = mean_a + delta * n_b / n_ab
-        new_mean = self.mean + delta * (n / total)
-        # M2_ab = M2_a + M2_b + delta^2 * n_a * n_b / n_ab, with M2 = var * n (population variance)
-        m2 = self.var * self.count + batch_var * n + delta.square() * (self.count * n / total)
-        self.mean.copy_(new_mean)
-        self.var.copy_(m2 / total)
-        self.count.copy_(total)
-
-    def normalize(self, x: Tensor, clip: float | None = 10.0) -> Tensor:
-        """clamp((x - mean) / sqrt(var + 1e-8), -clip, clip) for x [..., *shape], in x's dtype; clip=None: no clamp."""
-        mean = self.mean.to(x.dtype)
-        std = (self.var + VAR_EPS).sqrt().to(x.dtype)
-        y = (x - mean) / std
-        return y if clip is None else y.clamp(-clip, clip)
-
-    def state_dict(self) -> dict[str, Tensor]:
-        """Copies of the buffers: {'mean', 'var', 'count'}."""
-        return {"mean": self.mean.clone(), "var": self.var.clone(), "count": self.count.clone()}
-
-    def load_state_dict(self, d: dict[str, Tensor]) -> None:
-        """Copy 'mean', 'var', 'count' into the buffers (any source device; stays on this one's device)."""
-        for key, buf in (("mean", self.mean), ("var", self.var), ("count", self.count)):
-            _load(buf, d, key)
-
-    def to(self, device: torch.device | str) -> RunningMeanStd:
-        """Move the buffers to `device` in place; returns self."""
-        self.mean, self.var, self.count = self.mean.to(device), self.var.to(device), self.count.to(device)
-        return self
-
-
-class ObservationNormalizer:
-    """Normalizes observations [..., obs_size] with running statistics over every leading dim.
-
-    `frozen = True` stops `update` (e.g. during evaluation) while `normalize` keeps working.
-    """
-
-    def __init__(
-        self,
-        obs_size: int,
-        device: torch.device | str,
-        epsilon: float = 1e-4,
-        clip: float | None = 10.0,
-        frozen: bool = False,
-        *,
-        dtype: torch.dtype = torch.float64,
-    ) -> None:
-        self.obs_size = obs_size
-        self.clip = clip
-        self.frozen = frozen
-        self.rms = RunningMeanStd((obs_size,), device, epsilon, dtype=dtype)
-
-    @property
-    def device(self) -> torch.device:
-        return self.rms.device
-
-    def update(self, obs: Tensor) -> None:
-        """Merge obs [..., obs_size] into the statistics; a no-op while frozen."""
-        if not self.frozen:
-            self.rms.update(obs.reshape(-1, self.obs_size))
-
-    def normalize(self, obs: Tensor) -> Tensor:
-        """clamp((obs - mean) / sqrt(var + 1e-8), -clip, clip), shape and dtype of obs; never updates."""
-        return self.rms.normalize(obs, self.clip)
-
-    def __call__(self, obs: Tensor) -> Tensor:
-        """Update (unless frozen), then normalize."""
-        self.update(obs)
-        return self.normalize(obs)
-
-    def state_dict(self) -> dict[str, Tensor]:
-        """{'mean', 'var', 'count'} (the `frozen` flag is runtime mode, not state)."""
-        return self.rms.state_dict()
-
-    def load_state_dict(self, d: dict[str, Tensor]) -> None:
-        self.rms.load_state_dict(d)
-
-    def to(self, device: torch.device | str) -> ObservationNormalizer:
-        self.rms.to(device)
-        return self
+from rocketrl.policy.normalize import RunningMeanStd, load_buffer
 
 
 class ReturnScaler:
@@ -198,7 +67,7 @@ class ReturnScaler:
 
     def load_state_dict(self, d: dict[str, Tensor]) -> None:
         self.rms.load_state_dict(d)
-        _load(self.running_return, d, "running_return")
+        load_buffer(self.running_return, d, "running_return")
 
     def to(self, device: torch.device | str) -> ReturnScaler:
         self.rms.to(device)

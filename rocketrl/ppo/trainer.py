@@ -25,8 +25,9 @@ from rocketrl.infra.checkpoint import CheckpointManager, load_checkpoint, rng_st
 from rocketrl.infra.notify import DiscordNotifier
 from rocketrl.league.league import League
 from rocketrl.policy.actor_critic import ActorCritic, reset_state
+from rocketrl.policy.normalize import ObservationNormalizer
 from rocketrl.ppo.gae import compute_gae
-from rocketrl.ppo.normalize import ObservationNormalizer, ReturnScaler
+from rocketrl.ppo.normalize import ReturnScaler
 from rocketrl.ppo.run_setup import make_run_dir, uses_league, verify
 from rocketrl.ppo.schedules import Schedule
 from rocketrl.ppo.storage import RolloutStorage

@@ -1,4 +1,4 @@
-"""Engine factory: EnvConfig.engine -> an engine object with RocketSimEngine's interface.
+"""Engine factory: an engine name -> an engine object with RocketSimEngine's interface.
 
 Every engine offers `state` (a BatchState), `step(controls (A, C, 8)) -> BatchState`,
 `reset(mask (A,), make_states)`, `num_workers` and `close()`, so BatchedEnv, the trainer,
@@ -7,14 +7,28 @@ evaluation and diagnostics run on any of them unchanged.
 
 from __future__ import annotations
 
-import torch
+from typing import Protocol
 
-from rocketrl.env.config import EnvConfig
+import torch
 
 ENGINES = ("rocketsim", "warp")
 
 
-def make_engine(config: EnvConfig, device: torch.device):
+class EngineSettings(Protocol):
+    """What make_engine reads from its settings (EnvConfig has all of it)."""
+
+    engine: str
+    num_arenas: int
+    blue_size: int
+    orange_size: int
+    tick_skip: int
+    num_workers: int | None
+    stepping: str
+    seed: int
+    pin_memory: bool
+
+
+def make_engine(config: EngineSettings, device: torch.device):
     """Build the engine named by config.engine for config.num_arenas arenas."""
     if config.engine == "rocketsim":
         from rocketrl.sim.rocketsim import RocketSimEngine
