@@ -33,6 +33,7 @@ WITHIN_UU = 1.0
 SCRIPTED: dict[str, tuple[float, float, float, float, float, float]] = {
     "drop_from_rest": (0, 0, 0, 0, 0, 0),
     "full_boost": (0, 0, 0, 0, 0, 1),
+    "boost_to_max_speed": (0, 0, 0, 1, 0, 1),
     "air_roll_and_yaw": (0, 0, 1, -1, 0, 0),
     "flip_forward": (-1, 0, 0, 0, 1, 0),
     "flip_backward": (1, 0, 0, 0, 1, 0),
@@ -42,9 +43,12 @@ SCRIPTED: dict[str, tuple[float, float, float, float, float, float]] = {
     "double_jump": (0, 0, 0, 0, 1, 0),
 }
 """Scripted cases: name -> (pitch, yaw, roll, throttle, jump, boost). Every car starts at (0, 0, 1000)
-with yaw 90 degrees moving 500 uu/s forward. Jump is held for the first 8 ticks (a flip or double jump
-when the stick is out of or inside the dodge deadzone) and released; stick, throttle and boost are held
-for the whole window, except flip_cancel, whose pitch turns to +1 (pulling back) after 8 ticks."""
+with yaw 90 degrees moving forward at 500 uu/s (or its SCRIPTED_START_SPEED). Jump is held for the
+first 8 ticks (a flip or a double jump as the stick is out of or inside the dodge deadzone) and
+released; stick, throttle and boost are held for the whole window, except flip_cancel, whose pitch
+turns to +0.5 (pulling back: half the flip's pitch torque) after 8 ticks."""
+SCRIPTED_START_SPEED = {"drop_from_rest": 0.0, "boost_to_max_speed": 2000.0}
+"""Scripted cases that start at another forward speed: name -> speed (uu/s)."""
 
 
 def _blank_state(k: int) -> ResetState:
@@ -102,7 +106,7 @@ def scripted_air_cases(seconds: float = AIR_TIMES[-1]) -> tuple[list[str], Reset
     k = len(names)
     state = _blank_state(k)
     state.car_pos[:, 0] = torch.tensor([0.0, 0.0, 1000.0])
-    state.car_vel[:, 0] = torch.tensor([0.0, 500.0, 0.0])
+    state.car_vel[:, 0, 1] = torch.tensor([SCRIPTED_START_SPEED.get(name, 500.0) for name in names])
     state.car_rotation[:, 0, 1] = math.pi / 2
     ticks = int(round(seconds * TICKS_PER_SECOND))
     controls = torch.zeros(ticks, k, 1, 8)
@@ -115,7 +119,7 @@ def scripted_air_cases(seconds: float = AIR_TIMES[-1]) -> tuple[list[str], Reset
         controls[:CONTROL_HOLD, i, 0, 5] = jump
         controls[:, i, 0, 6] = boost
         if name == "flip_cancel":
-            controls[CONTROL_HOLD:, i, 0, 2] = 1.0
+            controls[CONTROL_HOLD:, i, 0, 2] = 0.5
     return names, state, controls
 
 
