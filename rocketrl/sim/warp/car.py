@@ -1,6 +1,11 @@
 """Car controls -> velocity changes for one tick: ground driving, jumps, double jumps, dodges, air
 control and boost, following RocketSim's Car::_PreTickUpdate.
 
+In the air the tick is RocketSim's: impulses (double jump, dodge) change the velocity at once, the
+flip's z damping scales it, then the tick's forces (gravity, air throttle, jump, boost) and torques (air
+control, flip) are integrated, as Bullet does after the pre-tick update; the engine then moves the car
+with the new velocities and clamps them (2300 uu/s, 5.5 rad/s).
+
 Ground driving is a no-slip model of RocketSim's raycast vehicle: throttle, brake and boost change
 the forward speed, lateral velocity is removed by the tyres' side friction (scaled down by the
 handbrake), and the car yaws at forward speed x tan(steer angle) / wheelbase (a bicycle model of
