@@ -1,6 +1,11 @@
 """Car controls -> velocity changes for one tick: ground driving, jumps, double jumps, dodges, air
 control and boost, following RocketSim's Car::_PreTickUpdate.
 
+In the air the tick is RocketSim's: impulses (double jump, dodge) change the velocity at once, the
+flip's z damping scales it, then the tick's forces (gravity, air throttle, jump, boost) and torques (air
+control, flip) are integrated, as Bullet does after the pre-tick update; the engine then moves the car
+with the new velocities and clamps them (2300 uu/s, 5.5 rad/s).
+
 Ground driving is a no-slip model of RocketSim's raycast vehicle: throttle, brake and boost change
 the forward speed, lateral velocity is removed by the tyres' side friction (scaled down by the
 handbrake), and the car yaws at forward speed x tan(steer angle) / wheelbase (a bicycle model of
@@ -19,6 +24,7 @@ from rocketrl.sim.warp.constants import (
     AIR_DAMPING,
     AIR_TORQUE,
     BOOST_ACCEL,
+    BOOST_ACCEL_AIR,
     BOOST_GROUND_DECAY,
     BOOST_GROUND_DECAY_MIN_VEL,
     BOOST_MIN_TIME,
@@ -171,20 +177,28 @@ def air_control(
     dodge_x: float,
     dodge_y: float,
 ):
-    """Angular velocity after one tick of air-control torque and damping, or of a dodge's torque."""
+    """Angular velocity (rad/s) after one tick of air-control torque and damping, or of a flip's torque
+    (RocketSim's Car::_UpdateAirTorque; torques there are scaled by the inverse inertia they were
+    multiplied by, so they are angular accelerations here).
+
+    During a flip (flip_time < FLIP_TORQUE_TIME) the flip's torque replaces air control, except that
+    pitch against the flip's pitch scales that pitch down by 1 - |pitch| and gives back air control
+    (yaw and roll; pitch stays locked until FLIP_PITCHLOCK_TIME). A flip without direction (a stall)
+    keeps air control."""
     dt = TICK_TIME
     dir_pitch = -right
     dir_yaw = up
     dir_roll = -fwd
     do_air = 1
+    turn = wp.vec3(0.0)
     if has_flipped != 0 and flip_time < FLIP_TORQUE_TIME:
         if dodge_x != 0.0 or dodge_y != 0.0:
             do_air = 0
             dy = dodge_y
             if dy != 0.0 and pitch != 0.0 and sgn(dy) == sgn(pitch):
-                dy = 0.0
+                dy = dy * (1.0 - wp.abs(pitch))
                 do_air = 1
-            ang = ang + (fwd * (dodge_x * FLIP_TORQUE_X) + right * (dy * FLIP_TORQUE_Y)) * dt
+            turn = fwd * (dodge_x * FLIP_TORQUE_X) + right * (dy * FLIP_TORQUE_Y)
     if do_air != 0:
         pitch_scale = 1.0
         if has_flipped != 0 and flip_time < FLIP_PITCHLOCK_TIME:
@@ -198,14 +212,14 @@ def air_control(
         damp_yaw = wp.dot(dir_yaw, ang) * AIR_DAMPING[1] * (1.0 - wp.abs(yaw))
         damp_roll = wp.dot(dir_roll, ang) * AIR_DAMPING[2]
         damping = dir_yaw * damp_yaw + dir_pitch * damp_pitch + dir_roll * damp_roll
-        ang = ang + (torque - damping) * (CAR_TORQUE_SCALE * dt)
-    return ang
+        turn = turn + (torque - damping) * CAR_TORQUE_SCALE
+    return ang + turn * dt
 
 
 @wp.func
-def dodge_impulse(vel: wp.vec3, fwd: wp.vec3, pitch: float, yaw: float, roll: float) -> wp.vec3:
-    """Horizontal velocity a dodge adds (RocketSim's replication of RLUtilities' dodge)."""
-    forward_speed = wp.dot(vel, fwd)
+def dodge_impulse(forward_speed: float, fwd: wp.vec3, pitch: float, yaw: float, roll: float) -> wp.vec3:
+    """Horizontal velocity (uu/s) a dodge adds (RocketSim's replication of RLUtilities' dodge), at the
+    car's forward speed (uu/s) at the start of the tick."""
     ratio = wp.abs(forward_speed) / CAR_MAX_SPEED
     dx = -pitch
     dy = yaw + roll
@@ -230,10 +244,10 @@ def dodge_impulse(vel: wp.vec3, fwd: wp.vec3, pitch: float, yaw: float, roll: fl
     iy = dy * FLIP_INITIAL_VEL_SCALE * ((FLIP_SIDE_SCALE - 1.0) * ratio + 1.0)
     if backwards:
         ix = ix * FLIP_BACKWARD_SCALE_X
-    a = wp.atan2(fwd[1], fwd[0])
-    ca = wp.cos(a)
-    sa = wp.sin(a)
-    return wp.vec3(ix * ca - iy * sa, ix * sa + iy * ca, 0.0)
+    flat = wp.vec3(fwd[0], fwd[1], 0.0)
+    if wp.length(flat) > 0.0:
+        flat = wp.normalize(flat)
+    return wp.vec3(ix * flat[0] - iy * flat[1], ix * flat[1] + iy * flat[0], 0.0)
 
 
 @wp.func
@@ -321,6 +335,9 @@ def car_pre_tick(s: SimState, a: int, c: int):
     if boost_in and boost > 0.0:
         real_throttle = 1.0
 
+    # Impulses change vel at once; forces (air throttle, jump, boost, gravity) add up in accel and change
+    # it after the flip's z damping, as Bullet integrates a tick's forces after RocketSim's pre-tick update.
+    accel = wp.vec3(0.0, 0.0, GRAVITY_Z)
     has_flipped = s.car_i[a, c, I_HAS_FLIPPED]
     flip_time = s.car_f[a, c, F_FLIP_TIME]
     if on_ground:
@@ -340,7 +357,7 @@ def car_pre_tick(s: SimState, a: int, c: int):
             s.car_f[a, c, F_DODGE_Y],
         )
         if throttle != 0.0:
-            vel = vel + fwd * (throttle * THROTTLE_AIR_ACCEL * dt)
+            accel = accel + fwd * (throttle * THROTTLE_AIR_ACCEL)
 
     # Jump (RocketSim's Car::_UpdateJump).
     has_jumped = s.car_i[a, c, I_HAS_JUMPED]
@@ -349,6 +366,7 @@ def car_pre_tick(s: SimState, a: int, c: int):
     if on_ground and is_jumping == 0:
         if not (has_jumped != 0 and jump_time < JUMP_MIN_TIME + JUMP_RESET_TIME_PAD):
             has_jumped = 0
+            jump_time = 0.0
     if is_jumping != 0:
         if not (jump_time < JUMP_MIN_TIME or (jump != 0 and jump_time < JUMP_MAX_TIME)):
             is_jumping = 0
@@ -358,26 +376,30 @@ def car_pre_tick(s: SimState, a: int, c: int):
         vel = vel + up * JUMP_IMMEDIATE
     if is_jumping != 0:
         has_jumped = 1
-        accel = JUMP_ACCEL
+        jump_accel = JUMP_ACCEL
         if jump_time < JUMP_MIN_TIME:
-            accel = accel * JUMP_PRE_MIN_ACCEL_SCALE
-        vel = vel + up * (accel * dt)
+            jump_accel = jump_accel * JUMP_PRE_MIN_ACCEL_SCALE
+        accel = accel + up * jump_accel
+    if is_jumping != 0 or has_jumped != 0:
         jump_time = jump_time + dt
 
-    # Double jump or dodge (RocketSim's Car::_UpdateDoubleJumpOrFlip).
+    # Double jump or flip (RocketSim's Car::_UpdateDoubleJumpOrFlip): a press within
+    # DOUBLEJUMP_MAX_DELAY of the jump's end (any time if the car did not jump) flips when
+    # |pitch| + |yaw| + |roll| reaches DODGE_DEADZONE, else double jumps.
     has_double = s.car_i[a, c, I_HAS_DOUBLE_JUMPED]
     air_time = s.car_f[a, c, F_AIR_TIME]
     if on_ground:
         has_double = 0
         has_flipped = 0
         air_time = 0.0
+        flip_time = 0.0
     else:
         if has_jumped != 0 and is_jumping == 0:
             air_time = air_time + dt
         else:
             air_time = 0.0
         if jump_pressed and air_time < DOUBLEJUMP_MAX_DELAY and has_double == 0 and has_flipped == 0:
-            if wp.max(wp.max(wp.abs(yaw), wp.abs(pitch)), wp.abs(roll)) >= DODGE_DEADZONE:
+            if wp.abs(yaw) + wp.abs(pitch) + wp.abs(roll) >= DODGE_DEADZONE:
                 flip_time = 0.0
                 has_flipped = 1
                 dx = -pitch
@@ -390,7 +412,7 @@ def car_pre_tick(s: SimState, a: int, c: int):
                     ty = dx / n
                 s.car_f[a, c, F_DODGE_X] = tx
                 s.car_f[a, c, F_DODGE_Y] = ty
-                vel = vel + dodge_impulse(vel, fwd, pitch, yaw, roll)
+                vel = vel + dodge_impulse(forward_speed, fwd, pitch, yaw, roll)
             else:
                 vel = vel + up * JUMP_IMMEDIATE
                 has_double = 1
@@ -400,23 +422,28 @@ def car_pre_tick(s: SimState, a: int, c: int):
             if flip_time >= FLIP_Z_DAMP_START and (vel[2] < 0.0 or flip_time < FLIP_Z_DAMP_END):
                 vel = wp.vec3(vel[0], vel[1], vel[2] * (1.0 - FLIP_Z_DAMP_120))
 
-    # Boost (RocketSim's Car::_UpdateBoost).
+    # Boost (RocketSim's Car::_UpdateBoost): once started it lasts at least BOOST_MIN_TIME, while boost lasts.
     boost_time = s.car_f[a, c, F_BOOST_TIME]
-    if boost_time > 0.0:
-        if (not boost_in) and boost_time >= BOOST_MIN_TIME:
-            boost_time = 0.0
+    boosting = False
+    if boost > 0.0:
+        if boost_time > 0.0:
+            boosting = boost_in or boost_time < BOOST_MIN_TIME
         else:
-            boost_time = boost_time + dt
-    elif boost_in:
-        boost_time = dt
-    if boost > 0.0 and boost_time > 0.0:
+            boosting = boost_in
+    if boosting:
+        boost_time = boost_time + dt
         boost = wp.max(boost - BOOST_USED_PER_SECOND * dt, 0.0)
-        scale = 1.0
-        if on_ground and forward_speed > BOOST_GROUND_DECAY_MIN_VEL:
-            scale = 1.0 - BOOST_GROUND_DECAY
-        vel = vel + fwd * (BOOST_ACCEL * scale * dt)
+        if on_ground:
+            scale = 1.0
+            if forward_speed > BOOST_GROUND_DECAY_MIN_VEL:
+                scale = 1.0 - BOOST_GROUND_DECAY
+            accel = accel + fwd * (BOOST_ACCEL * scale)
+        else:
+            accel = accel + fwd * BOOST_ACCEL_AIR
+    else:
+        boost_time = 0.0
 
-    vel = vel + wp.vec3(0.0, 0.0, GRAVITY_Z * dt)
+    vel = vel + accel * dt
 
     s.car_vel[a, c] = vel
     s.car_ang[a, c] = ang

@@ -99,6 +99,9 @@ POWERSLIDE_RISE_RATE = wp.constant(5.0)
 POWERSLIDE_FALL_RATE = wp.constant(2.0)
 
 BOOST_ACCEL = wp.constant(1060.0)
+"""Ground boost acceleration (scaled by 1 - BOOST_GROUND_DECAY above BOOST_GROUND_DECAY_MIN_VEL)."""
+BOOST_ACCEL_AIR = wp.constant(3175.0 / 3.0)
+"""Boost acceleration (uu/s^2) of a car not on its wheels (RocketSim's BOOST_ACCEL_AIR)."""
 BOOST_GROUND_DECAY_MIN_VEL = wp.constant(600.0)
 BOOST_GROUND_DECAY = wp.constant(0.072)
 BOOST_USED_PER_SECOND = wp.constant(100.0 / 3.0)
@@ -120,7 +123,9 @@ FLIP_Z_DAMP_120 = wp.constant(0.35)
 FLIP_Z_DAMP_START = wp.constant(0.15)
 FLIP_Z_DAMP_END = wp.constant(0.21)
 FLIP_TORQUE_TIME = wp.constant(0.65)
-FLIP_PITCHLOCK_TIME = wp.constant(1.0)
+FLIP_PITCHLOCK_TIME = wp.constant(0.65 + 0.3)
+"""Pitch input is ignored this long after a flip starts (FLIP_TORQUE_TIME + RocketSim's
+FLIP_PITCHLOCK_EXTRA_TIME)."""
 FLIP_INITIAL_VEL_SCALE = wp.constant(500.0)
 FLIP_TORQUE_X = wp.constant(260.0)
 FLIP_TORQUE_Y = wp.constant(224.0)
@@ -146,7 +151,8 @@ model lacks, tuned so a car on its side with throttle is on its wheels in about 
 AIR_TORQUE = wp.constant(wp.vec3(130.0, 95.0, 400.0))
 """Pitch, yaw, roll."""
 AIR_DAMPING = wp.constant(wp.vec3(30.0, 20.0, 50.0))
-CAR_TORQUE_SCALE = wp.constant(0.09587)
+CAR_TORQUE_SCALE = wp.constant(2.0 * 3.14159265358979 / 65536.0 * 1000.0)
+"""Air-control torque (rad/s^2 per unit of AIR_TORQUE and AIR_DAMPING): 2 pi / 2^16 * 1000."""
 
 CARWORLD_RESTITUTION = wp.constant(0.3)
 CARBALL_FRICTION = wp.constant(2.0)
