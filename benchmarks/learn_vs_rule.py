@@ -163,13 +163,15 @@ def record_line(report: dict) -> dict:
         if figures is None:
             return None
         keys = ("games", "wins", "draws", "losses", "win_rate", "win_rate_low", "win_rate_high", "elo")
-        return {key: figures[key] for key in keys}
+        extra = ("goals_for", "goals_against")
+        return {key: figures[key] for key in keys} | {key: figures[key] for key in extra if key in figures}
 
     return {
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "seed": report["seed"],
         "commit": report.get("commit"),
         "preset": report["preset"],
+        **({"variant": report["variant"], "changes": report["changes"]} if report.get("variant") else {}),
         "train_engine": report["train_engine"],
         "steps": report["steps"],
         "train_wall_seconds": report["train_wall_seconds"],
@@ -194,7 +196,7 @@ def _rate(figures: dict | None) -> str:
 def runs_table(records: list[dict], preset: str) -> str:
     """A Markdown table of every recorded run of `preset` (by seed, then date), with the median and the
     lowest final win rate below it."""
-    rows = sorted((r for r in records if r.get("preset") == preset), key=lambda r: (r["seed"], r.get("date", "")))
+    rows = sorted((r for r in records if r.get("preset") == preset and not r.get("variant")), key=lambda r: (r["seed"], r.get("date", "")))
     if not rows:
         return f"no recorded runs of preset {preset!r}"
     lines = [
@@ -274,6 +276,8 @@ def evaluate(args: argparse.Namespace) -> None:
     report = {
         "benchmark": "learn_vs_rule",
         "preset": args.preset,
+        "variant": args.variant,
+        "changes": list(args.set),
         "seed": args.seed,
         "commit": git_commit(),
         "train_engine": config.get("env", {}).get("engine", "rocketsim"),
@@ -442,8 +446,22 @@ def main() -> None:
     parser.add_argument(
         "--table", action="store_true", help="print the recorded runs of --preset as a Markdown table, and stop"
     )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.FIELD=VALUE",
+        help="change a preset setting for this run (repeatable), e.g. --set ppo.epochs=2 --set model.actor-hidden=256,256",
+    )
+    parser.add_argument("--variant", default="", help="a label for the --set changes, kept in the record")
+    parser.add_argument(
+        "--no-exact", action="store_true", help="skip the second set of final games from the exact spawns"
+    )
     parser.add_argument("--quick", action="store_true", help="a smoke run: 20k steps, 4 short games")
     args = parser.parse_args()
+    bad = [item for item in args.set if "=" not in item or "." not in item.partition("=")[0]]
+    if bad:
+        parser.error(f"--set {bad[0]!r}: write it as SECTION.FIELD=VALUE, e.g. --set ppo.epochs=2")
     if args.table:
         path = Path(args.record or RUNS_RECORD)
         records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
@@ -491,6 +509,7 @@ def main() -> None:
         overrides += ["--run.max-minutes", str(args.minutes)]
     if args.engine is not None:
         overrides += ["--env.engine", args.engine]
+    overrides += [f"--{item}" for item in args.set]
     cfg = load_config(preset, overrides)
 
     started = time.perf_counter()
@@ -528,7 +547,7 @@ def main() -> None:
         )
         result = play_match(learner, rule, match, "learner", "rule_policy", device=trainer.device)
         exact = None
-        if args.kickoff_jitter > 0:  # the same games from the exact spawns, as earlier runs were measured
+        if args.kickoff_jitter > 0 and not args.no_exact:  # the same games from the exact spawns, as earlier runs were measured
             match.kickoff_jitter = 0.0
             exact = play_match(learner, rule, match, "learner", "rule_policy", device=trainer.device)
         unseen = generalization(learner, args, trainer.device) if args.generalization_games > 0 else {}
@@ -538,6 +557,8 @@ def main() -> None:
     report = {
         "benchmark": "learn_vs_rule",
         "preset": args.preset,
+        "variant": args.variant,
+        "changes": list(args.set),
         "seed": args.seed,
         "commit": git_commit(),
         "train_engine": cfg.env.engine,
