@@ -196,7 +196,8 @@ def _rate(figures: dict | None) -> str:
 def runs_table(records: list[dict], preset: str) -> str:
     """A Markdown table of every recorded run of `preset` (by seed, then date), with the median and the
     lowest final win rate below it."""
-    rows = sorted((r for r in records if r.get("preset") == preset and not r.get("variant")), key=lambda r: (r["seed"], r.get("date", "")))
+    runs = (r for r in records if r.get("preset") == preset and not r.get("variant"))
+    rows = sorted(runs, key=lambda r: (r["seed"], r.get("date", "")))
     if not rows:
         return f"no recorded runs of preset {preset!r}"
     lines = [
@@ -451,7 +452,7 @@ def main() -> None:
         action="append",
         default=[],
         metavar="SECTION.FIELD=VALUE",
-        help="change a preset setting for this run (repeatable), e.g. --set ppo.epochs=2 --set model.actor-hidden=256,256",
+        help="change a preset setting for this run (repeatable), e.g. --set ppo.epochs=2",
     )
     parser.add_argument("--variant", default="", help="a label for the --set changes, kept in the record")
     parser.add_argument(
@@ -547,7 +548,7 @@ def main() -> None:
         )
         result = play_match(learner, rule, match, "learner", "rule_policy", device=trainer.device)
         exact = None
-        if args.kickoff_jitter > 0 and not args.no_exact:  # the same games from the exact spawns, as earlier runs were measured
+        if args.kickoff_jitter > 0 and not args.no_exact:  # the same games from the exact spawns
             match.kickoff_jitter = 0.0
             exact = play_match(learner, rule, match, "learner", "rule_policy", device=trainer.device)
         unseen = generalization(learner, args, trainer.device) if args.generalization_games > 0 else {}

@@ -52,8 +52,7 @@ def _rate(figures: dict | None) -> str:
     if not figures:
         return "-"
     return (
-        f"{100 * figures['win_rate']:.0f}% ({100 * figures['win_rate_low']:.0f}-"
-        f"{100 * figures['win_rate_high']:.0f}%)"
+        f"{100 * figures['win_rate']:.0f}% ({100 * figures['win_rate_low']:.0f}-{100 * figures['win_rate_high']:.0f}%)"
     )
 
 
@@ -61,8 +60,8 @@ def _goal_share(figures: dict | None) -> str:
     """Goals scored / all goals of the games: finer than the win rate while the bot still loses most."""
     if not figures or "goals_for" not in figures:
         return "-"
-    total = figures["goals_for"] + figures["goals_against"]
-    return f"{100 * figures['goals_for'] / total:.0f}% ({figures['goals_for']}-{figures['goals_against']})" if total else "-"
+    scored, conceded = figures["goals_for"], figures["goals_against"]
+    return f"{100 * scored / (scored + conceded):.0f}% ({scored}-{conceded})" if scored + conceded else "-"
 
 
 def comparison_table(records: list[dict], spec: dict) -> str:
