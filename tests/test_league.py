@@ -388,3 +388,22 @@ def test_ranking_by_win_rate_needs_league_evaluations() -> None:
         load_config(None, ["--run.best-by", "win_rate_vs_rule"])
     with pytest.raises(ValueError, match=r"run.best_by"):
         load_config(None, ["--run.best-by", "elo"])
+
+
+def test_evaluation_arenas_start_with_the_run_and_are_kept(tmp_path: Path) -> None:
+    """The evaluation env (and its workers) exists as soon as training starts, before any evaluation, so a
+    long run does not grow by it later; every later request returns the same env."""
+    overrides = tiny_run(tmp_path) + [
+        "--run.timesteps", "128", "--run.checkpoint-interval", "10000", "--league.eval-interval", "1000000",
+    ]  # fmt: skip
+    trainer = Trainer(load_config(None, overrides))
+    try:
+        assert trainer.league is not None and trainer.league._eval_env is None
+        trainer.learn()
+        assert trainer.counters.global_step < 1_000_000  # no evaluation ran
+        env = trainer.league._eval_env
+        assert env is not None, "the evaluation arenas should start with the run"
+        assert trainer.league.evaluation_env(trainer.cfg.env) is env
+    finally:
+        trainer.close()
+    assert trainer.league._eval_env is None

@@ -161,20 +161,20 @@ class League:
         self.next_snapshot = (step // self.config.snapshot_interval + 1) * self.config.snapshot_interval
         return name
 
-    def evaluate(self, learner: PolicyActor, env_config: EnvConfig, step: int) -> dict[str, MatchResult]:
-        """Evaluation matches of the learner vs RulePolicy and vs a sampled snapshot; ratings updated."""
+    def evaluation_env(self, env_config: EnvConfig) -> BatchedEnv:
+        """The arenas the evaluation games are played in, for the current stage's team sizes: built once and
+        kept (rebuilt only when a curriculum stage changes the team sizes). The trainer builds it at start-up
+        when evaluations are on, so a run holds its evaluation workers from the start instead of growing by
+        them at the first evaluation."""
         stage = self.stage(env_config)
         cfg = self.config
-        if self._eval_env is None or (self._eval_env.config.blue_size, self._eval_env.config.orange_size) != (
-            stage.blue_size,
-            stage.orange_size,
-        ):
+        sizes = (stage.blue_size, max(1, stage.orange_size))
+        if self._eval_env is None or (self._eval_env.config.blue_size, self._eval_env.config.orange_size) != sizes:
             self.close()
             self._eval_env = BatchedEnv(
                 game_env_config(
                     min(cfg.eval_games, 32),
-                    stage.blue_size,
-                    max(1, stage.orange_size),
+                    *sizes,
                     env_config.tick_skip,
                     env_config.engine,
                     env_config.stepping,
@@ -184,7 +184,12 @@ class League:
                 ),
                 device=self.device,
             )
-        env = self._eval_env
+        return self._eval_env
+
+    def evaluate(self, learner: PolicyActor, env_config: EnvConfig, step: int) -> dict[str, MatchResult]:
+        """Evaluation matches of the learner vs RulePolicy and vs a sampled snapshot; ratings updated."""
+        cfg = self.config
+        env = self.evaluation_env(env_config)
         replays = str(self.run_dir / "replays" / f"eval_{step:012d}") if cfg.eval_replays else None
         results: dict[str, MatchResult] = {}
         opponents: list[tuple[str, Policy, int]] = [(RULE_POLICY, self.rule, cfg.eval_games)]

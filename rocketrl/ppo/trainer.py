@@ -288,6 +288,8 @@ class Trainer:
         self._install_signal_handlers()
         if self.league is not None and not self.league.snapshots:
             self.league.add_snapshot(self.model, self.obs_norm, self.config_dict, self.counters.global_step)
+        if self.league is not None and cfg.league.eval_interval:
+            self.league.evaluation_env(cfg.env)  # its workers start now, not at the first evaluation
         obs, state, episode_start = self._restart_episodes()
         next_checkpoint = (self.counters.global_step // cfg.run.checkpoint_interval + 1) * cfg.run.checkpoint_interval
         saved_at = -1
