@@ -26,6 +26,7 @@ from rocketrl.infra.notify import DiscordNotifier
 from rocketrl.league.league import League
 from rocketrl.policy.actor_critic import ActorCritic, reset_state
 from rocketrl.policy.normalize import ObservationNormalizer
+from rocketrl.ppo.amp_probe import choose_amp
 from rocketrl.ppo.gae import compute_gae
 from rocketrl.ppo.normalize import ReturnScaler
 from rocketrl.ppo.run_setup import make_run_dir, uses_league, verify
@@ -94,14 +95,21 @@ class Trainer:
         self.checkpoint_step: int | None = None
         """Step of the last checkpoint saved or resumed from; None before the first."""
         sp = cfg.speed
-        # Mixed precision: bf16 autocast on any device; fp16 (CUDA only) with a gradient scaler.
-        self.amp_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(sp.amp)
+        # Mixed precision: bf16 autocast on any device; fp16 (CUDA only) with a gradient scaler; auto: a probe
+        # (cached per machine) picks fp32 or bf16.
+        self.amp_mode, self.amp_reason = sp.amp, ""
+        if sp.amp == "auto":
+            minibatch = p.rollout_steps * self.num_agents // p.minibatches
+            updates = p.epochs * p.minibatches
+            choice = choose_amp(self.model, self.device, self.num_agents, minibatch, p.rollout_steps, updates)
+            self.amp_mode, self.amp_reason = choice.mode, choice.reason
+        self.amp_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.amp_mode)
         if self.amp_dtype == torch.float16 and self.device.type != "cuda":
             warnings.warn(
                 "speed.amp='fp16' needs CUDA; training in fp32 on this device (bf16 works on CPU)", stacklevel=2
             )
             self.amp_dtype = None
-        self.scaler = torch.amp.GradScaler("cuda", enabled=sp.amp == "fp16" and self.device.type == "cuda")
+        self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_mode == "fp16" and self.device.type == "cuda")
         if sp.compile:
             self._compile_model()
         # bf16 on a feed-forward network: rollouts act on a bf16 copy of the weights, refreshed before each
