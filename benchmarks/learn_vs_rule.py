@@ -129,7 +129,7 @@ def generalization(bot, args: argparse.Namespace, device) -> dict[str, dict]:
 
     figures = {}
     for name in GENERALIZATION_OPPONENTS:
-        match = MatchConfig(
+        match = MatchConfig.games(
             num_games=args.generalization_games,
             game_seconds=args.game_seconds,
             num_arenas=min(args.generalization_games, 50),
@@ -262,7 +262,7 @@ def evaluate(args: argparse.Namespace) -> None:
     config = checkpoint_config(path, meta)
     bot = policy_from_checkpoint(path, deterministic=True)
     rule = RulePolicy(seed=args.seed, compiled=True)
-    match = MatchConfig(
+    match = MatchConfig.games(
         num_games=args.games,
         game_seconds=args.game_seconds,
         num_arenas=min(args.games, 50),
@@ -271,7 +271,7 @@ def evaluate(args: argparse.Namespace) -> None:
     )
     result = play_match(bot, rule, match, "learner", "rule_policy")
     print(f"final: {result.summary()}", flush=True)
-    match.kickoff_jitter = 0.0
+    match.env.kickoff_jitter = 0.0
     exact = play_match(bot, rule, match, "learner", "rule_policy")
     print(f"exact spawns: {exact.summary()}", flush=True)
     report = {
@@ -314,7 +314,7 @@ def select_checkpoint(trainer, rule, args: argparse.Namespace, greedy: bool) -> 
     from rocketrl.league.match import MatchConfig, play_match
     from rocketrl.policy.load import policy_from_checkpoint
 
-    match = MatchConfig(
+    match = MatchConfig.games(
         num_games=args.select_games,
         game_seconds=args.game_seconds,
         num_arenas=min(args.select_games, 50),
@@ -539,7 +539,7 @@ def main() -> None:
             )
         else:
             learner = policy_from_checkpoint(chosen, device=trainer.device, deterministic=greedy)
-        match = MatchConfig(
+        match = MatchConfig.games(
             num_games=args.games,
             game_seconds=args.game_seconds,
             num_arenas=min(args.games, 50),
@@ -549,7 +549,7 @@ def main() -> None:
         result = play_match(learner, rule, match, "learner", "rule_policy", device=trainer.device)
         exact = None
         if args.kickoff_jitter > 0 and not args.no_exact:  # the same games from the exact spawns
-            match.kickoff_jitter = 0.0
+            match.env.kickoff_jitter = 0.0
             exact = play_match(learner, rule, match, "learner", "rule_policy", device=trainer.device)
         unseen = generalization(learner, args, trainer.device) if args.generalization_games > 0 else {}
     finally:
@@ -563,7 +563,7 @@ def main() -> None:
         "seed": args.seed,
         "commit": git_commit(),
         "train_engine": cfg.env.engine,
-        "eval_engine": match.engine,
+        "eval_engine": match.env.engine,
         "run": str(trainer.run_dir),
         "steps": trainer.counters.global_step,
         "train_wall_seconds": round(train_seconds, 1),

@@ -50,7 +50,7 @@ def main() -> None:
 
     tmp = tempfile.TemporaryDirectory(prefix="rocketrl-render-bench-")
     folder = Path(tmp.name)
-    config = MatchConfig(
+    config = MatchConfig.games(
         num_games=1, game_seconds=args.seconds, overtime=False, num_arenas=1, seed=7, kickoff_jitter=5.0,
         stepping="serial", num_workers=1, replay_games="all", replay_dir=str(folder),
     )  # fmt: skip

@@ -193,7 +193,7 @@ def test_match_result_fields_and_interval() -> None:
 
 
 def test_play_match_plays_every_game_with_sides_alternating() -> None:
-    config = MatchConfig(num_games=5, game_seconds=4.0, max_overtime_seconds=2.0, num_arenas=2, stepping="serial")
+    config = MatchConfig.games(num_games=5, game_seconds=4.0, max_overtime_seconds=2.0, num_arenas=2, stepping="serial")
     result = play_match(RandomPolicy(1), RandomPolicy(2), config, "x", "y")
     assert result.num_games == 5 and [g.index for g in result.games] == list(range(5))
     # Arena 0 plays games 0, 2, 4 starting on blue; arena 1 plays 1, 3 starting on orange.
@@ -267,7 +267,7 @@ def test_top_return_episodes_and_evaluation_games_are_saved_as_replays(tmp_path:
     assert (replay.controls[-1] == 0).all() and (replay.controls[:-1] != 0).any()
     assert replay.meta["episode_return"] == pytest.approx(index[0]["return"])
 
-    match = MatchConfig(num_games=2, game_seconds=2.0, num_arenas=2, stepping="serial", overtime=False)
+    match = MatchConfig.games(num_games=2, game_seconds=2.0, num_arenas=2, stepping="serial", overtime=False)
     match.replay_games, match.replay_dir = "all", str(tmp_path / "eval")
     play_match(RandomPolicy(0), RandomPolicy(1), match, "x", "y")
     games = sorted((tmp_path / "eval").glob("game_*.safetensors"))
@@ -289,7 +289,7 @@ def test_a_reused_env_replays_the_same_match_for_the_same_seed(tmp_path: Path) -
         balls = []
         for run in ("first", "other", "again"):
             seed = 11 if run != "other" else 12
-            match = MatchConfig(num_games=2, game_seconds=3.0, num_arenas=2, overtime=False, seed=seed)
+            match = MatchConfig.games(num_games=2, game_seconds=3.0, num_arenas=2, overtime=False, seed=seed)
             match.replay_games, match.replay_dir = "all", str(tmp_path / run)
             play_match(RulePolicy(), RulePolicy(), match, "a", "b", env=env)
             balls.append(torch.stack([load_replay(p).ball_pos for p in sorted((tmp_path / run).glob("*"))]))
@@ -304,7 +304,7 @@ def test_game_replays_hold_every_goal_then_the_kickoff(tmp_path: Path) -> None:
     from rocketrl.league.replay import load_replay
     from rocketrl.policy.rule import RulePolicy
 
-    match = MatchConfig(num_games=2, game_seconds=30.0, num_arenas=2, stepping="serial", overtime=False)
+    match = MatchConfig.games(num_games=2, game_seconds=30.0, num_arenas=2, stepping="serial", overtime=False)
     match.replay_games, match.replay_dir = "all", str(tmp_path)
     result = play_match(RulePolicy(seed=0), RandomPolicy(1), match, "rule", "random")
     goals = result.goals_for + result.goals_against

@@ -175,10 +175,10 @@ class League:
                 game_env_config(
                     min(cfg.eval_games, 32),
                     *sizes,
-                    env_config.tick_skip,
-                    env_config.engine,
-                    env_config.stepping,
-                    env_config.num_workers,
+                    tick_skip=env_config.tick_skip,
+                    engine=env_config.engine,
+                    stepping=env_config.stepping,
+                    num_workers=env_config.num_workers,
                     seed=self.seed + 7919,
                     kickoff_jitter=cfg.eval_kickoff_jitter,
                 ),
@@ -198,7 +198,7 @@ class League:
             name = pool[int(self.picks.choice(len(pool), p=probs))]
             opponents.append((name, self.snapshot_policy(name), max(2, cfg.eval_games // 2)))
         for name, policy, games in opponents:
-            match = MatchConfig(
+            match = MatchConfig.games(
                 num_games=games,
                 game_seconds=cfg.eval_game_seconds,
                 max_overtime_seconds=cfg.eval_game_seconds,
