@@ -18,7 +18,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from rocketrl.config import TrainConfig, config_to_dict
 from rocketrl.env.batched import BatchedEnv, StepResult
 from rocketrl.env.config import EnvConfig
 from rocketrl.infra.checkpoint import CheckpointManager, load_checkpoint, rng_state, set_rng_state
@@ -32,6 +31,7 @@ from rocketrl.ppo.normalize import ReturnScaler
 from rocketrl.ppo.run_setup import make_run_dir, uses_league, verify
 from rocketrl.ppo.schedules import Schedule
 from rocketrl.ppo.storage import RolloutStorage
+from rocketrl.ppo.train_config import TrainConfig, config_to_dict
 from rocketrl.ppo.update import UpdateStats, ppo_update
 
 
