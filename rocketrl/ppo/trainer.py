@@ -6,11 +6,9 @@ so B = arenas x cars agents act in one batched forward pass. `Trainer.learn()` r
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import signal
 import time
-import warnings
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,16 +21,13 @@ from rocketrl.env.config import EnvConfig
 from rocketrl.infra.checkpoint import CheckpointManager, load_checkpoint, rng_state, set_rng_state
 from rocketrl.infra.notify import DiscordNotifier
 from rocketrl.league.league import League
-from rocketrl.policy.actor_critic import ActorCritic, reset_state
+from rocketrl.policy.actor_critic import ActorCritic
 from rocketrl.policy.normalize import ObservationNormalizer
-from rocketrl.ppo.amp_probe import choose_amp
-from rocketrl.ppo.gae import compute_gae
-from rocketrl.ppo.normalize import ReturnScaler
+from rocketrl.ppo.algorithm import PPO
 from rocketrl.ppo.run_setup import make_run_dir, uses_league, verify
-from rocketrl.ppo.schedules import Schedule
 from rocketrl.ppo.storage import RolloutStorage
 from rocketrl.ppo.train_config import TrainConfig, config_to_dict
-from rocketrl.ppo.update import UpdateStats, ppo_update
+from rocketrl.ppo.update import UpdateStats
 
 
 def resolve_device(name: str) -> torch.device:
@@ -74,53 +69,24 @@ class Trainer:
             else None
         )
         self.env = env if env is not None else BatchedEnv(self._stage_env_config(), device=self.device)
-        discrete = self.env.action_parser.kind == "discrete"
-        m, p = cfg.model, cfg.ppo
-        self.model = ActorCritic(
+        self.algorithm = PPO(
+            cfg.ppo,
+            cfg.model,
+            cfg.speed,
             self.env.obs_size,
             self.env.action_parser.num_actions,
-            discrete=discrete,
-            actor_hidden=m.actor_hidden,
-            critic_hidden=m.critic_hidden,
-            activation=m.activation,
-            lstm_hidden=m.lstm_hidden if m.lstm else None,
-        ).to(self.device)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5)
-        self.lr_schedule = Schedule(kind=p.lr_schedule, start=p.learning_rate, end=p.resolved_lr_end)
-        self.entropy_schedule = Schedule(kind=p.entropy_schedule, start=p.entropy_coef, end=p.resolved_entropy_coef_end)
-        self.obs_norm = ObservationNormalizer(self.env.obs_size, self.device, clip=p.obs_clip)
-        self.return_scaler: ReturnScaler | None = None
+            discrete=self.env.action_parser.kind == "discrete",
+            device=self.device,
+            seed=cfg.run.seed,
+            debug=cfg.run.debug,
+        )
         self._setup_agents()
         self.counters = Counters()
         self.checkpoint_step: int | None = None
         """Step of the last checkpoint saved or resumed from; None before the first."""
-        sp = cfg.speed
-        # Mixed precision: bf16 autocast on any device; fp16 (CUDA only) with a gradient scaler; auto: a probe
-        # (cached per machine) picks fp32 or bf16.
-        self.amp_mode, self.amp_reason = sp.amp, ""
-        if sp.amp == "auto":
-            minibatch = p.rollout_steps * self.num_agents // p.minibatches
-            updates = p.epochs * p.minibatches
-            choice = choose_amp(self.model, self.device, self.num_agents, minibatch, p.rollout_steps, updates)
-            self.amp_mode, self.amp_reason = choice.mode, choice.reason
-        self.amp_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.amp_mode)
-        if self.amp_dtype == torch.float16 and self.device.type != "cuda":
-            warnings.warn(
-                "speed.amp='fp16' needs CUDA; training in fp32 on this device (bf16 works on CPU)", stacklevel=2
-            )
-            self.amp_dtype = None
-        self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_mode == "fp16" and self.device.type == "cuda")
-        if sp.compile:
-            self._compile_model()
-        # bf16 on a feed-forward network: rollouts act on a bf16 copy of the weights, refreshed before each
-        # rollout. Autocast would recast every weight at every forward, which costs as much as the small
-        # acting batches' matmuls on a CPU.
-        self.acting_copy: ActorCritic | None = None
-        if self.amp_dtype == torch.bfloat16 and not m.lstm and not sp.compile:
-            self.acting_copy = copy.deepcopy(self.model).to(torch.bfloat16).requires_grad_(False)
+        self.algorithm.setup_precision()
         self.checkpoints = CheckpointManager(self.run_dir / "checkpoints", keep_best=cfg.run.keep_best)
         self.notifier = DiscordNotifier(cfg.run.discord_webhook_env, self.run_dir.name)
-        self.shuffle = torch.Generator(device=self.device).manual_seed(cfg.run.seed)
         self.recent_returns: deque[float] = deque(maxlen=100)
         self.recent_lengths: deque[float] = deque(maxlen=100)
         self.recent_touch_rates: deque[float] = deque(maxlen=100)
@@ -135,33 +101,12 @@ class Trainer:
         return dataclasses.replace(self.cfg.env, blue_size=stage.blue_size, orange_size=stage.orange_size)
 
     def _setup_agents(self) -> None:
-        """Who the learner drives (the arena plan), and the storage and return scaler sized for it."""
-        p, m = self.cfg.ppo, self.cfg.model
+        """Who the learner drives (the arena plan), and the algorithm's storage sized for it."""
         self.plan = self.league.make_plan(self.env.config) if self.league is not None else None
         if self.plan is not None and self.plan.pure_selfplay:
             self.plan = None  # the learner drives every car: the plain self-play path
         self.num_agents = self.plan.num_learners if self.plan else self.env.num_arenas * self.env.num_cars
-        units = self.num_agents * (p.rollout_steps // m.sequence_length if m.lstm else p.rollout_steps)
-        if p.minibatches > units:
-            raise ValueError(
-                f"ppo.minibatches={p.minibatches}: more minibatches than the {units} samples (or sequences) of a "
-                f"rollout of {self.num_agents} learner agents; lower ppo.minibatches or raise env.num_arenas"
-            )
-        previous = self.return_scaler
-        self.return_scaler = ReturnScaler(self.num_agents, p.gamma, self.device, clip=p.reward_clip)
-        if previous is not None:  # a new stage keeps the return statistics, not the per-agent returns
-            self.return_scaler.rms.load_state_dict(previous.rms.state_dict())
-        discrete = self.env.action_parser.kind == "discrete"
-        self.storage = RolloutStorage(
-            p.rollout_steps,
-            self.num_agents,
-            self.env.obs_size,
-            () if discrete else (self.env.action_parser.num_actions,),
-            torch.long if discrete else torch.float32,
-            self.device,
-            lstm_hidden=m.lstm_hidden if m.lstm else None,
-            sequence_length=m.sequence_length,
-        )
+        self.algorithm.resize(self.num_agents)
 
     def _enter_stage(self) -> None:
         """Rebuild the arenas for the current curriculum stage's team sizes (same network)."""
@@ -177,52 +122,48 @@ class Trainer:
         if torch.get_num_threads() != wanted:
             torch.set_num_threads(wanted)
 
-    def _autocast(self) -> torch.autocast:
-        return torch.autocast(
-            self.device.type, dtype=self.amp_dtype or torch.float32, enabled=self.amp_dtype is not None
-        )
+    # ------------------------------------------------------------------ the algorithm's parts
+    @property
+    def model(self) -> ActorCritic:
+        return self.algorithm.model
 
-    def _acting_model(self) -> tuple[ActorCritic, torch.dtype]:
-        """The network that acts in rollouts and its input dtype: the bf16 copy (weights refreshed from the
-        model now) when there is one, else the model itself with float32 inputs."""
-        if self.acting_copy is None:
-            return self.model, torch.float32
-        with torch.no_grad():
-            for copied, source in zip(self.acting_copy.parameters(), self.model.parameters(), strict=True):
-                copied.copy_(source)
-        return self.acting_copy, torch.bfloat16
+    @property
+    def optimizer(self) -> torch.optim.Optimizer:
+        return self.algorithm.optimizer
 
-    def _compile_model(self) -> None:
-        """torch.compile the actor and critic in place (state_dict keys unchanged); eager on failure.
+    @property
+    def obs_norm(self) -> ObservationNormalizer:
+        return self.algorithm.obs_norm
 
-        One warm-up forward compiles both now, so a failure shows at start-up; RNG is left untouched.
-        """
-        rng = torch.get_rng_state()
-        try:
-            self.model.actor.compile()
-            self.model.critic.compile()
-            dummy = torch.zeros(2, self.model.obs_size, device=self.device)
-            with torch.no_grad(), self._autocast():
-                self.model.act(dummy, self.model.initial_state(2, self.device))
-        except Exception as error:  # any backend failure: eager computes the same values
-            warnings.warn(f"speed.compile: torch.compile failed ({error!r}); using eager mode", stacklevel=2)
-            self.model.actor._compiled_call_impl = None
-            self.model.critic._compiled_call_impl = None
-        finally:
-            torch.set_rng_state(rng)
+    @property
+    def storage(self) -> RolloutStorage:
+        assert self.algorithm.storage is not None
+        return self.algorithm.storage
+
+    @property
+    def amp_mode(self) -> str:
+        return self.algorithm.amp_mode
+
+    @property
+    def amp_reason(self) -> str:
+        return self.algorithm.amp_reason
+
+    @property
+    def amp_dtype(self) -> torch.dtype | None:
+        return self.algorithm.amp_dtype
+
+    @property
+    def acting_copy(self) -> ActorCritic | None:
+        return self.algorithm.acting_copy
 
     # ---------------------------------------------------------------------------------- state
     def state_dict(self) -> dict:
         """Everything needed to continue this run exactly (tensors and JSON-able values)."""
         return {
-            "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "obs_norm": self.obs_norm.state_dict(),
-            "return_scaler": self.return_scaler.state_dict(),
+            **self.algorithm.state_dict(),
             "counters": vars(self.counters).copy(),
             "rng": rng_state(),
             "env_generator": self.env.generator.get_state(),
-            "shuffle_generator": self.shuffle.get_state(),
             "recent_returns": list(self.recent_returns),
             "recent_lengths": list(self.recent_lengths),
             "recent_touch_rates": list(self.recent_touch_rates),
@@ -235,15 +176,11 @@ class Trainer:
             self.league.load_state_dict(state["league"])
             if self.league.curriculum is not None and self.league.curriculum.index != stage:
                 self._enter_stage()
-        self.model.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.obs_norm.load_state_dict(state["obs_norm"])
-        self.return_scaler.load_state_dict(state["return_scaler"])
+        self.algorithm.load_state_dict(state)
         self.counters = Counters(**state["counters"])
         self.checkpoint_step = self.counters.global_step
         set_rng_state(state["rng"])
         self.env.generator.set_state(state["env_generator"].cpu())
-        self.shuffle.set_state(state["shuffle_generator"].to(self.shuffle.device))
         self.recent_returns = deque(state["recent_returns"], maxlen=100)
         self.recent_lengths = deque(state["recent_lengths"], maxlen=100)
         self.recent_touch_rates = deque(state["recent_touch_rates"], maxlen=100)
@@ -360,7 +297,7 @@ class Trainer:
         obs = self.env.reset()
         if self.league is not None:
             self.league.restart_replays(self.env.config)
-        state = self.model.initial_state(self.num_agents, self.device)
+        state = self.algorithm.initial_state()
         return self._learner_obs(obs), state, torch.ones(self.num_agents, dtype=torch.bool, device=self.device)
 
     def _learner_obs(self, obs: torch.Tensor) -> torch.Tensor:
@@ -403,35 +340,17 @@ class Trainer:
     def _collect(
         self, obs: torch.Tensor, state, episode_start: torch.Tensor, timings: dict[str, float]
     ) -> tuple[torch.Tensor, object, torch.Tensor]:
-        """Fill the storage with rollout_steps steps of every learner agent."""
-        p, s, n = self.cfg.ppo, self.storage, self.env.num_cars
-        plan = self.plan
-        model, dtype = self._acting_model()
-        # A feed-forward critic needs no step-by-step state: its values are computed after the
-        # rollout in batches of 4096 (the stored observations are the ones acted on), which
-        # is cheaper than one small forward per step (1v1 at 200 arenas, one thread: 0.35 s against
-        # 0.49 s per 50,000 values in bf16, 1.0 s against 1.37 s in fp32). A recurrent critic runs with the actor.
-        batch_values = model.lstm is None
-        for t in range(p.rollout_steps):
+        """Fill the algorithm's storage with rollout_steps steps of every learner agent."""
+        plan, n, ppo = self.plan, self.env.num_cars, self.algorithm
+        ppo.begin_rollout()
+        for t in range(self.cfg.ppo.rollout_steps):
             t0 = time.perf_counter()
-            with torch.no_grad():
-                if p.normalize_observations:
-                    self.obs_norm.update(obs)
-                    norm_obs = self.obs_norm.normalize(obs)
-                else:
-                    norm_obs = obs
-                state = reset_state(state, episode_start)
-                s.store_state(t, state)
-                with self._autocast():
-                    action, logprob, value, state = model.act(norm_obs.to(dtype), state, with_value=not batch_values)
+            action, state = ppo.act(t, obs, state, episode_start)
             t1 = time.perf_counter()
             copied = getattr(self.env.engine, "copy_seconds", 0.0)
             result = self._step(action)
             t2 = time.perf_counter()
             copy = getattr(self.env.engine, "copy_seconds", 0.0) - copied
-            if self.cfg.run.debug:
-                checked = {"norm_obs": norm_obs, "reward": result.reward, "logprob": logprob}
-                self._check_finite(f"at rollout step {t}", **checked, **({} if value is None else {"value": value}))
             if plan is None:
                 reward = result.reward.reshape(-1)
                 terminated = result.terminated.repeat_interleave(n)
@@ -440,58 +359,20 @@ class Trainer:
                 reward = result.reward.reshape(-1)[plan.learner_index]
                 terminated = result.terminated[plan.learner_arena]
                 truncated = result.truncated[plan.learner_arena]
-            ended = terminated | truncated
-            s.obs[t] = norm_obs
-            s.actions[t] = action
-            s.logprobs[t] = logprob
-            if value is not None:
-                s.values[t] = value
-            s.episode_start[t] = episode_start
-            s.rewards[t] = self.return_scaler.update_and_scale(reward, ended) if p.scale_rewards else reward
-            s.terminated[t] = terminated
-            s.episode_end[t] = ended
-            s.next_values[t] = 0.0
-            next_obs = self._learner_obs(result.obs)
-            with torch.no_grad():
-                if bool(truncated.any()):
-                    # Bootstrap truncated episodes from the value of their final observation.
-                    final = self._learner_obs(result.final_obs)
-                    final = self.obs_norm.normalize(final) if p.normalize_observations else final
-                    with self._autocast():
-                        final_value = model.value(final.to(dtype), state)
-                    s.next_values[t] = torch.where(truncated, final_value, 0.0)
+            # Truncated episodes bootstrap from the value of their final observation.
+            final = self._learner_obs(result.final_obs) if bool(truncated.any()) else None
+            episode_start = ppo.process_step(t, reward, terminated, truncated, final, state)
+            obs = self._learner_obs(result.obs)
             if result.episodes:
                 self._record_episodes(result.episodes)
-            obs, episode_start = next_obs, ended
             self.counters.global_step += self.num_agents
             timings["inference"] += t1 - t0
             timings["env"] += t2 - t1 - copy
             timings["copy"] += copy
         t0 = time.perf_counter()
-        with torch.no_grad():
-            last = self.obs_norm.normalize(obs) if p.normalize_observations else obs
-            with self._autocast():
-                if batch_values:
-                    self._batched_values(model, dtype)
-                last_value = model.value(last.to(dtype), reset_state(state, episode_start))
+        ppo.compute_returns(obs, state, episode_start)
         timings["inference"] += time.perf_counter() - t0
-        # next_values[t] = V(s_{t+1}) inside an episode; set above for truncations; 0 after termination.
-        following = torch.cat([s.values[1:], last_value.unsqueeze(0)])
-        s.next_values.copy_(torch.where(s.episode_end, s.next_values, following))
-        s.advantages, s.returns = compute_gae(
-            s.rewards, s.values, s.next_values, s.terminated, s.episode_end, p.gamma, p.gae_lambda
-        )
         return obs, state, episode_start
-
-    def _batched_values(self, model: ActorCritic, dtype: torch.dtype, chunk: int = 4096) -> None:
-        """Fill storage values [T, B] with the critic's values of the stored observations, `chunk` rows
-        per forward (under the caller's no_grad and autocast)."""
-        s = self.storage
-        obs, values = s.obs.view(-1, s.obs.shape[-1]), s.values.view(-1)
-        for lo in range(0, obs.shape[0], chunk):
-            values[lo : lo + chunk] = model.value(obs[lo : lo + chunk].to(dtype))
-        if self.cfg.run.debug:
-            self._check_finite("in the critic values computed after the rollout", value=values)
 
     def _learner_mean(self, episodes: dict[str, torch.Tensor], key: str) -> torch.Tensor:
         """(K,) mean of a per-car episode statistic (K, C) over the cars the learner drove."""
@@ -510,27 +391,10 @@ class Trainer:
         minutes = episodes["length"].float() * self.step_seconds / 60.0
         self.recent_touch_rates.extend((self._learner_mean(episodes, "touches") / minutes).tolist())
 
-    @staticmethod
-    def _check_finite(where: str, **tensors: torch.Tensor) -> None:
-        """--debug: stop at the first NaN or inf, naming the tensor and where it was computed."""
-        for name, tensor in tensors.items():
-            if not torch.isfinite(tensor).all():
-                raise FloatingPointError(f"debug check: {name} holds NaN or inf {where}")
-
     def _update(self) -> UpdateStats:
         """The PPO update of the rollout in storage, at the scheduled learning rate and entropy weight."""
         progress = min(1.0, self.counters.global_step / max(1, self.cfg.run.timesteps))
-        stats, skipped = ppo_update(
-            self.model,
-            self.optimizer,
-            self.scaler,
-            self.storage,
-            self.cfg.ppo,
-            self.lr_schedule.value(progress),
-            self.entropy_schedule.value(progress),
-            self.shuffle,
-            self._autocast,
-        )
+        stats, skipped = self.algorithm.update(progress)
         self.counters.skipped_updates += skipped
         return stats
 
