@@ -15,6 +15,7 @@ checkpoint, snapshot, evaluation and stage change).
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -30,11 +31,28 @@ from rocketrl.league.match import MatchConfig, MatchResult, game_env_config, pla
 from rocketrl.league.plan import ArenaPlan
 from rocketrl.league.ratings import RatingTable
 from rocketrl.league.top_replays import TopEpisodeReplays
-from rocketrl.policy.actor_critic import PolicyActor
+from rocketrl.policy.actor_critic import ActorCritic, PolicyActor
 from rocketrl.policy.base import Policy, PolicyDriver
 from rocketrl.policy.load import RULE_POLICY, policy_from_checkpoint
+from rocketrl.policy.normalize import ObservationNormalizer
 
 LEARNER = "learner"
+
+
+@dataclass
+class LearnerSnapshot:
+    """The learner as the league sees it after an update: the hand-off from the runner."""
+
+    model: ActorCritic
+    """The network (its current weights)."""
+    obs_norm: ObservationNormalizer
+    """The observation normalizer (saved with snapshots whether or not it is used)."""
+    normalize_observations: bool
+    """Whether the policy acts on normalized observations (ppo.normalize_observations)."""
+    config_dict: dict
+    """The run's resolved configuration, kept with each snapshot."""
+    env_config: EnvConfig
+    """The training arenas' settings (tick skip, engine, stepping) that evaluation games follow."""
 
 
 class League:
@@ -215,20 +233,20 @@ class League:
         self.last_eval = {"step": step, "results": summaries}
         return results
 
-    def after_update(self, trainer, step: int) -> str | None:
+    def after_update(self, learner: LearnerSnapshot, step: int) -> str | None:
         """Snapshots, evaluation and the curriculum after an update; returns a reason if the stage changed."""
         cfg = self.config
         news = False
         if step >= self.next_snapshot:
-            self.add_snapshot(trainer.model, trainer.obs_norm, trainer.config_dict, step)
+            self.add_snapshot(learner.model, learner.obs_norm, learner.config_dict, step)
             news = True
         if self.next_eval is not None and step >= self.next_eval:
-            learner = PolicyActor(
-                trainer.model,
-                trainer.obs_norm if trainer.cfg.ppo.normalize_observations else None,
+            actor = PolicyActor(
+                learner.model,
+                learner.obs_norm if learner.normalize_observations else None,
                 deterministic=cfg.eval_deterministic,
             )
-            self.evaluate(learner, trainer.cfg.env, step)
+            self.evaluate(actor, learner.env_config, step)
             self.next_eval = (step // cfg.eval_interval + 1) * cfg.eval_interval
             news = True
         changed = None

@@ -16,17 +16,19 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from rocketrl.env.batched import BatchedEnv, StepResult
+from rocketrl.env.batched import BatchedEnv
 from rocketrl.env.config import EnvConfig
 from rocketrl.infra.checkpoint import CheckpointManager, load_checkpoint, rng_state, set_rng_state
 from rocketrl.infra.notify import DiscordNotifier
-from rocketrl.league.league import League
+from rocketrl.league.league import League, LearnerSnapshot
+from rocketrl.league.learner_env import LearnerEnv
 from rocketrl.policy.actor_critic import ActorCritic
 from rocketrl.policy.normalize import ObservationNormalizer
 from rocketrl.ppo.algorithm import PPO
 from rocketrl.ppo.run_setup import make_run_dir, uses_league, verify
 from rocketrl.ppo.storage import RolloutStorage
 from rocketrl.ppo.train_config import TrainConfig, config_to_dict
+from rocketrl.ppo.train_logger import UpdateReport
 from rocketrl.ppo.update import UpdateStats
 
 
@@ -101,11 +103,11 @@ class Trainer:
         return dataclasses.replace(self.cfg.env, blue_size=stage.blue_size, orange_size=stage.orange_size)
 
     def _setup_agents(self) -> None:
-        """Who the learner drives (the arena plan), and the algorithm's storage sized for it."""
-        self.plan = self.league.make_plan(self.env.config) if self.league is not None else None
-        if self.plan is not None and self.plan.pure_selfplay:
-            self.plan = None  # the learner drives every car: the plain self-play path
-        self.num_agents = self.plan.num_learners if self.plan else self.env.num_arenas * self.env.num_cars
+        """The arenas as the learner sees them (who drives which car), and the algorithm's storage sized
+        for its agents."""
+        self.learner_env = LearnerEnv(self.env, self.league, self.device)
+        self.plan = self.learner_env.plan
+        self.num_agents = self.learner_env.num_agents
         self.algorithm.resize(self.num_agents)
 
     def _enter_stage(self) -> None:
@@ -249,8 +251,7 @@ class Trainer:
                     break
                 started = time.perf_counter()
                 timings = {"env": 0.0, "copy": 0.0, "inference": 0.0, "learn": 0.0}
-                if self.plan is not None:
-                    self.league.assign_opponents(self.plan)  # type: ignore[union-attr]
+                self.learner_env.assign_opponents()
                 self._set_threads(self.cfg.speed.rollout_threads)
                 obs, state, episode_start = self._collect(obs, state, episode_start, timings)
                 self._set_threads(self.cfg.speed.learn_threads)
@@ -261,7 +262,10 @@ class Trainer:
                 if self.league is not None:
                     t0 = time.perf_counter()
                     self._set_threads(self.cfg.speed.rollout_threads)  # evaluation games step and act
-                    changed = self.league.after_update(self, self.counters.global_step)
+                    learner = LearnerSnapshot(
+                        self.model, self.obs_norm, p.normalize_observations, self.config_dict, cfg.env
+                    )
+                    changed = self.league.after_update(learner, self.counters.global_step)
                     timings["league"] = time.perf_counter() - t0
                     if changed is not None:
                         history = self.league.curriculum.history[-1]  # type: ignore[union-attr]
@@ -272,7 +276,7 @@ class Trainer:
                         obs, state, episode_start = self._restart_episodes()
                 sps = p.rollout_steps * self.num_agents / (time.perf_counter() - started)
                 if logger is not None:
-                    logger.log_update(self, stats, timings, sps)  # type: ignore[attr-defined]
+                    logger.log_update(self._report(stats, timings, sps))  # type: ignore[attr-defined]
                 by_time = every_seconds is not None and time.monotonic() - saved_time >= every_seconds
                 if self.counters.global_step >= next_checkpoint or by_time:
                     self.save_checkpoint()
@@ -294,77 +298,28 @@ class Trainer:
 
     def _restart_episodes(self) -> tuple[torch.Tensor, object, torch.Tensor]:
         """Reset every arena: learner observations [B, O], a zero recurrent state, all episodes starting."""
-        obs = self.env.reset()
-        if self.league is not None:
-            self.league.restart_replays(self.env.config)
+        obs = self.learner_env.reset()
         state = self.algorithm.initial_state()
-        return self._learner_obs(obs), state, torch.ones(self.num_agents, dtype=torch.bool, device=self.device)
-
-    def _learner_obs(self, obs: torch.Tensor) -> torch.Tensor:
-        """Observations (A, C, O) -> the learner's [B, O]."""
-        flat = obs.reshape(-1, obs.shape[-1])
-        return flat if self.plan is None else flat[self.plan.learner_index]
-
-    def _step(self, action: torch.Tensor) -> StepResult:
-        """Step every arena: the learner's actions [B] (or [B, 8]) and, with a league, its opponents'."""
-        a, n = self.env.num_arenas, self.env.num_cars
-        replays = self.league.replays if self.league is not None else None
-        before = self.env.state if replays is not None else None
-        parser = self.env.action_parser
-        if self.plan is None:
-            actions = action.reshape(a, n, *action.shape[1:])
-            result = self.env.step(actions)
-            controls = parser.parse(actions, a, n, validate=False) if replays is not None else None
-        else:
-            obs = self.env.observations.reshape(a * n, -1)
-            flat = torch.zeros(a * n, 8, device=self.device)
-            learner = action.view(1, -1, *action.shape[1:])
-            flat[self.plan.learner_index] = parser.parse(learner, 1, self.num_agents, validate=False).view(-1, 8)
-            for slot in self.plan.slots:
-                flat[slot.agents] = slot.driver.act(obs[slot.agents]).to(self.device)  # type: ignore[union-attr]
-            controls = flat.view(a, n, 8)
-            result = self.env.step_controls(controls, validate=False)
-        if replays is not None:
-            replays.record(before, controls)
-            if result.episodes:
-                returns = self._learner_mean(result.episodes, "return")
-                replays.episodes_ended(result.episodes["arena"], returns, self.counters.global_step, result.state)
-        if self.plan is not None and result.episodes:
-            ended = torch.zeros(a, dtype=torch.bool, device=self.device)
-            ended[result.episodes["arena"]] = True
-            for slot in self.plan.slots:
-                slot.driver.reset(ended[slot.agents // n])  # type: ignore[union-attr]
-            self.league.record_training_outcomes(self.plan, result.episodes)  # type: ignore[union-attr]
-        return result
+        return obs, state, torch.ones(self.num_agents, dtype=torch.bool, device=self.device)
 
     def _collect(
         self, obs: torch.Tensor, state, episode_start: torch.Tensor, timings: dict[str, float]
     ) -> tuple[torch.Tensor, object, torch.Tensor]:
         """Fill the algorithm's storage with rollout_steps steps of every learner agent."""
-        plan, n, ppo = self.plan, self.env.num_cars, self.algorithm
+        ppo = self.algorithm
         ppo.begin_rollout()
         for t in range(self.cfg.ppo.rollout_steps):
             t0 = time.perf_counter()
             action, state = ppo.act(t, obs, state, episode_start)
             t1 = time.perf_counter()
             copied = getattr(self.env.engine, "copy_seconds", 0.0)
-            result = self._step(action)
+            step = self.learner_env.step(action, self.counters.global_step)
             t2 = time.perf_counter()
             copy = getattr(self.env.engine, "copy_seconds", 0.0) - copied
-            if plan is None:
-                reward = result.reward.reshape(-1)
-                terminated = result.terminated.repeat_interleave(n)
-                truncated = result.truncated.repeat_interleave(n)
-            else:
-                reward = result.reward.reshape(-1)[plan.learner_index]
-                terminated = result.terminated[plan.learner_arena]
-                truncated = result.truncated[plan.learner_arena]
-            # Truncated episodes bootstrap from the value of their final observation.
-            final = self._learner_obs(result.final_obs) if bool(truncated.any()) else None
-            episode_start = ppo.process_step(t, reward, terminated, truncated, final, state)
-            obs = self._learner_obs(result.obs)
-            if result.episodes:
-                self._record_episodes(result.episodes)
+            episode_start = ppo.process_step(t, step.reward, step.terminated, step.truncated, step.final_obs, state)
+            obs = step.obs
+            if step.episodes:
+                self._record_episodes(step.episodes)
             self.counters.global_step += self.num_agents
             timings["inference"] += t1 - t0
             timings["env"] += t2 - t1 - copy
@@ -374,22 +329,35 @@ class Trainer:
         timings["inference"] += time.perf_counter() - t0
         return obs, state, episode_start
 
-    def _learner_mean(self, episodes: dict[str, torch.Tensor], key: str) -> torch.Tensor:
-        """(K,) mean of a per-car episode statistic (K, C) over the cars the learner drove."""
-        values = episodes[key].float()
-        if self.plan is None:
-            return values.mean(dim=1)
-        mask = self.plan.learner_mask[episodes["arena"]]
-        return (values * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)
-
     def _record_episodes(self, episodes: dict[str, torch.Tensor]) -> None:
         """Episode statistics of the learner's cars: mean return, length, touches per car-minute."""
         self.counters.episodes += len(episodes["arena"])
-        self.recent_returns.extend(self._learner_mean(episodes, "return").tolist())
+        self.recent_returns.extend(self.learner_env.learner_mean(episodes, "return").tolist())
         self.recent_lengths.extend(episodes["length"].float().tolist())
         # Touches per car per minute of game time, over each finished episode.
         minutes = episodes["length"].float() * self.step_seconds / 60.0
-        self.recent_touch_rates.extend((self._learner_mean(episodes, "touches") / minutes).tolist())
+        self.recent_touch_rates.extend((self.learner_env.learner_mean(episodes, "touches") / minutes).tolist())
+
+    def _report(self, stats: UpdateStats, timings: dict[str, float], sps: float) -> UpdateReport:
+        """The hand-off to the logger after an update."""
+
+        def mean(values: deque[float]) -> float:
+            return float(np.mean(values)) if values else float("nan")
+
+        return UpdateReport(
+            step=self.counters.global_step,
+            updates=self.counters.updates,
+            skipped_updates=self.counters.skipped_updates,
+            stats=stats,
+            timings=timings,
+            sps=sps,
+            mean_return=mean(self.recent_returns),
+            mean_length=mean(self.recent_lengths),
+            touch_rate=mean(self.recent_touch_rates),
+            reward_terms=self.env.reward_fn.term_means(),
+            league=self.league.scalars() if self.league is not None else {},
+            device=self.device,
+        )
 
     def _update(self) -> UpdateStats:
         """The PPO update of the rollout in storage, at the scheduled learning rate and entropy weight."""
