@@ -50,12 +50,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import platform
 import time
 from pathlib import Path
 
 import torch
+
+from rocketrl.infra.bench_report import git_commit, machine_info
 
 LONG_BENCHMARK = True  # `rocketrl bench` runs it only when named
 
@@ -140,20 +140,6 @@ def generalization(bot, args: argparse.Namespace, device) -> dict[str, dict]:
         figures[name] = games_summary(result)
         print(f"generalization: {result.summary()}", flush=True)
     return figures
-
-
-def git_commit() -> str | None:
-    """The commit of the working tree (with '+dirty' when it has uncommitted changes), or None."""
-    import subprocess
-
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
 def record_line(report: dict) -> dict:
@@ -295,7 +281,7 @@ def evaluate(args: argparse.Namespace) -> None:
         "kickoff_jitter": args.kickoff_jitter,
         "exact_kickoffs": games_summary(exact),
         "generalization": generalization(bot, args, "cpu") if args.generalization_games > 0 else {},
-        "machine": {"cpus": os.cpu_count(), "torch": torch.__version__, "python": platform.python_version()},
+        "machine": machine_info(),
     }
     text = json.dumps(report, indent=2)
     print(text)
@@ -578,7 +564,7 @@ def main() -> None:
         "generalization": unseen,
         "target": {"win_rate": 0.7, "elo": 1650, "stretch_win_rate": 0.9, "stretch_elo": 1900},
         "met": final["win_rate"] >= 0.7,
-        "machine": {"cpus": os.cpu_count(), "torch": torch.__version__, "python": platform.python_version()},
+        "machine": machine_info(),
     }
     # The report is written before the picture, so a plotting failure never loses the measured figures.
     text = json.dumps(report, indent=2)

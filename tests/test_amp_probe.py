@@ -25,14 +25,14 @@ def _model() -> ActorCritic:
 def bf16_cpu(monkeypatch, tmp_path: Path) -> list[dict[str, float]]:
     """A CPU that reports AMX, a private cache folder, and measured times taken from the returned list."""
     monkeypatch.setenv("ROCKETRL_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(machine_cache, "_cpu_model_and_flags", lambda: ("Test CPU", ["amx_bf16"]))
+    monkeypatch.setattr(machine_cache, "cpu_model_and_bf16_flags", lambda: ("Test CPU", ["amx_bf16"]))
     queue: list[dict[str, float]] = []
     monkeypatch.setattr(amp_probe, "cycle_seconds", lambda *args: queue.pop(0))
     return queue
 
 
 def test_a_cpu_without_bf16_instructions_is_fp32_without_measuring(monkeypatch) -> None:
-    monkeypatch.setattr(machine_cache, "_cpu_model_and_flags", lambda: ("Old CPU", []))
+    monkeypatch.setattr(machine_cache, "cpu_model_and_bf16_flags", lambda: ("Old CPU", []))
     monkeypatch.setattr(amp_probe, "cycle_seconds", lambda *args: pytest.fail("nothing should be measured"))
     choice = amp_probe.choose_amp(_model(), CPU, 64, 256, 32, 4)
     assert choice.mode == "off" and "no bf16 matrix instructions" in choice.reason
@@ -54,7 +54,7 @@ def test_the_choice_is_cached_per_machine_and_network(bf16_cpu, monkeypatch) -> 
     assert len(bf16_cpu) == 1, "the second call should read the cache, not measure"
     other_network = amp_probe.choose_amp(_model(), CPU, 64, 512, 32, 4)  # another minibatch: measured anew
     assert other_network.mode == "off" and not bf16_cpu
-    monkeypatch.setattr(machine_cache, "_cpu_model_and_flags", lambda: ("Other CPU", ["amx_bf16"]))
+    monkeypatch.setattr(machine_cache, "cpu_model_and_bf16_flags", lambda: ("Other CPU", ["amx_bf16"]))
     bf16_cpu.append({"off": 1.0, "bf16": 2.0})
     assert amp_probe.choose_amp(_model(), CPU, 64, 256, 32, 4).mode == "off"  # another machine: measured anew
 
@@ -81,7 +81,7 @@ def test_bf16_that_does_not_run_is_never_chosen(bf16_cpu) -> None:
 
 
 def test_a_run_with_amp_auto_says_what_was_chosen_and_why(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(machine_cache, "_cpu_model_and_flags", lambda: ("Old CPU", []))
+    monkeypatch.setattr(machine_cache, "cpu_model_and_bf16_flags", lambda: ("Old CPU", []))
     overrides = [
         "--env.num-arenas", "2", "--env.stepping", "serial", "--ppo.rollout-steps", "16", "--ppo.minibatches", "1",
         "--model.actor-hidden", "[16]", "--model.critic-hidden", "[16]", "--run.logdir", str(tmp_path),

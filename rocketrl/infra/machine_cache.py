@@ -33,7 +33,7 @@ def cache_dir() -> Path:
     return Path(base).expanduser() / "rocketrl"
 
 
-def _cpu_model_and_flags() -> tuple[str, list[str]]:
+def cpu_model_and_bf16_flags() -> tuple[str, list[str]]:
     """The CPU's model name and which of BF16_CPU_FLAGS it has (Linux; elsewhere platform.processor())."""
     try:
         text = Path("/proc/cpuinfo").read_text(errors="replace")
@@ -52,7 +52,7 @@ def _cpu_model_and_flags() -> tuple[str, list[str]]:
 
 def machine_fingerprint(device: torch.device) -> dict[str, Any]:
     """What makes a speed probe's answer hold: CPU model and bf16 flags, cores, torch, and the GPU if used."""
-    model, flags = _cpu_model_and_flags()
+    model, flags = cpu_model_and_bf16_flags()
     fingerprint: dict[str, Any] = {
         "cpu": model,
         "cpu_bf16_flags": flags,
