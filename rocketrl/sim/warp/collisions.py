@@ -60,6 +60,7 @@ from rocketrl.sim.warp.layout import (
     I_IS_JUMPING,
     I_LAST_HIT_TICK,
     I_SUPERSONIC,
+    I_WHEEL_MODEL,
     I_WORLD_CONTACT,
     MANIFOLD_POINTS,
     SimState,
@@ -720,9 +721,13 @@ def car_arena_contact(s: SimState, a: int, c: int):
     from it: the car stands on it CAR_REST_HEIGHT above (its up axis follows the surface normal, normal
     velocity removed). Otherwise the hitbox is kept off the surface, a contact bounces the car with
     restitution 0.3 and is recorded (I_WORLD_CONTACT and the normal) for auto-flip and auto-roll.
+
+    A car the wheel model stepped this tick (I_WHEEL_MODEL, over the flat floor) stands on its suspension:
+    only its hitbox is kept off the arena, and its I_GROUND (from its wheels) is left as it is.
     """
     p = s.car_pos[a, c]
     d = arena_distance(p)
+    wheel_model = s.car_i[a, c, I_WHEEL_MODEL] != 0
     grounded = 0
     touching = 0
     if d < CAR_CONTACT_RANGE:
@@ -731,7 +736,7 @@ def car_arena_contact(s: SimState, a: int, c: int):
         v = s.car_vel[a, c]
         vn = wp.dot(v, n)
         up = wp.quat_rotate(q, wp.vec3(0.0, 0.0, 1.0))
-        wheels = wp.dot(up, n) > 0.5 and n[2] > -0.5
+        wheels = wp.dot(up, n) > 0.5 and n[2] > -0.5 and not wheel_model
         if wheels and d < CAR_REST_HEIGHT + 2.0 and vn <= 1.0 and s.car_i[a, c, I_IS_JUMPING] == 0:
             grounded = 1
             s.car_pos[a, c] = p + n * (CAR_REST_HEIGHT - d)
@@ -740,7 +745,9 @@ def car_arena_contact(s: SimState, a: int, c: int):
             w = s.car_ang[a, c]
             s.car_ang[a, c] = n * wp.dot(w, n)
         else:
-            rest = wp.max(hitbox_support(q, n), CAR_REST_HEIGHT)
+            rest = hitbox_support(q, n)
+            if not wheel_model:
+                rest = wp.max(rest, CAR_REST_HEIGHT)
             if d < rest + 2.0:
                 touching = 1
                 s.car_f[a, c, F_CONTACT_NX] = n[0]
@@ -750,5 +757,6 @@ def car_arena_contact(s: SimState, a: int, c: int):
                 s.car_pos[a, c] = p + n * (rest - d)
                 if vn < 0.0:
                     s.car_vel[a, c] = v - n * ((1.0 + CARWORLD_RESTITUTION) * vn)
-    s.car_i[a, c, I_GROUND] = grounded
+    if not wheel_model:
+        s.car_i[a, c, I_GROUND] = grounded
     s.car_i[a, c, I_WORLD_CONTACT] = touching

@@ -73,14 +73,20 @@ CAR_MASS = wp.constant(180.0)
 HITBOX_HALF = wp.constant(wp.vec3(60.2535, 43.3497, 19.32955))
 """Octane hitbox half extents (full size 120.507 x 86.6994 x 38.6591)."""
 HITBOX_OFFSET = wp.constant(wp.vec3(13.8757, 0.0, 20.755))
+INERTIA_BOX_SHRINK = 2.0 * 50.0 * (0.04 - 0.1 * 38.6591 / 2.0 / 50.0)
+"""How much smaller (uu) each side of the box is whose inertia Bullet gives the car: its box shape's
+margin drops from 0.04 to a tenth of the smallest half extent (Bullet units), and the inertia is taken
+from the half extents less the old margin plus the new one (0.134 uu less on every side)."""
+_INERTIA_BOX = (120.507 - INERTIA_BOX_SHRINK, 86.6994 - INERTIA_BOX_SHRINK, 38.6591 - INERTIA_BOX_SHRINK)
 CAR_INV_INERTIA = wp.constant(
     wp.vec3(
-        12.0 / (180.0 * (86.6994 * 86.6994 + 38.6591 * 38.6591)),
-        12.0 / (180.0 * (120.507 * 120.507 + 38.6591 * 38.6591)),
-        12.0 / (180.0 * (120.507 * 120.507 + 86.6994 * 86.6994)),
+        12.0 / (180.0 * (_INERTIA_BOX[1] ** 2 + _INERTIA_BOX[2] ** 2)),
+        12.0 / (180.0 * (_INERTIA_BOX[0] ** 2 + _INERTIA_BOX[2] ** 2)),
+        12.0 / (180.0 * (_INERTIA_BOX[0] ** 2 + _INERTIA_BOX[1] ** 2)),
     )
 )
-"""Inverse inertia of the hitbox box about the car origin, body axes (forward, right, up)."""
+"""Inverse inertia of the hitbox box about the car origin, body axes (forward, right, up), as Bullet
+computes it for RocketSim's car (see INERTIA_BOX_SHRINK)."""
 CAR_REST_HEIGHT = wp.constant(17.0)
 """Height of the car origin above a surface it stands on (RocketSim's spawn rest z)."""
 CAR_MAX_SPEED = wp.constant(2300.0)
@@ -147,6 +153,45 @@ CAR_AUTOROLL_ACCEL = wp.constant(25.0)
 """Angular acceleration (rad/s^2) turning the car's up axis towards the surface while auto-rolling:
 RocketSim's CAR_AUTOROLL_TORQUE (80) plus the tipping its suspension and hitbox give, which the point
 model lacks, tuned so a car on its side with throttle is on its wheels in about 0.5 s, as in RocketSim."""
+
+# ---------------------------------------------------------------------------------------- wheels
+# RocketSim's raycast vehicle for the Octane (CarConfig, RLConst::BTVehicle), in uu: lengths in uu,
+# forces as uu/s^2 x CAR_MASS (Bullet's units are 50 uu; every wheel formula is linear in length).
+FRONT_WHEEL_OFFSET = wp.constant(wp.vec3(51.25, 25.90, 20.755))
+"""Front right wheel's suspension connection point in body axes (front left mirrors y)."""
+BACK_WHEEL_OFFSET = wp.constant(wp.vec3(-33.75, 29.50, 20.755))
+FRONT_WHEEL_RADIUS = wp.constant(12.5)
+BACK_WHEEL_RADIUS = wp.constant(15.0)
+MAX_SUSPENSION_TRAVEL = wp.constant(12.0)
+FRONT_SUSPENSION_REST = wp.constant(38.755 - 12.0)
+"""Suspension rest length: CarConfig's less MAX_SUSPENSION_TRAVEL, as RocketSim sets up its wheels."""
+BACK_SUSPENSION_REST = wp.constant(37.055 - 12.0)
+SUSPENSION_SUBTRACTION = wp.constant(2.5)
+"""Shortening of the wheel ray and of the push-back threshold (0.05 Bullet units)."""
+SUSPENSION_STIFFNESS = wp.constant(500.0)
+WHEELS_DAMPING_COMPRESSION = wp.constant(25.0)
+WHEELS_DAMPING_RELAXATION = wp.constant(40.0)
+SUSPENSION_FORCE_SCALE_FRONT = wp.constant(36.0 - 1.0 / 4.0)
+SUSPENSION_FORCE_SCALE_BACK = wp.constant(54.0 + 1.0 / 4.0 + 1.5 / 100.0)
+PUSHBACK_ERP = wp.constant(0.2)
+"""Bullet's contact error reduction, used by a wheel's push-back impulse (resolveSingleCollision)."""
+THROTTLE_TORQUE = wp.constant(180.0 * 400.0)
+"""Drive force of each wheel at full throttle (THROTTLE_TORQUE_AMOUNT)."""
+BRAKE_TORQUE = wp.constant(180.0 * (14.25 + 1.0 / 3.0))
+"""Largest brake force of each wheel (BRAKE_TORQUE_AMOUNT)."""
+BRAKING_NO_THROTTLE_SPEED = wp.constant(0.01)
+ROLLING_FRICTION_SCALE = wp.constant(113.73963)
+"""Brake force per uu/s of the contact point's forward speed, up to the brake (RocketSim's magic number)."""
+SIDE_FRICTION_DAMPING = wp.constant(0.2)
+"""Share of the contact point's sideways velocity one bilateral impulse removes (Bullet's contactDamping)."""
+FRICTION_SCALE = wp.constant(180.0 / 3.0)
+"""Friction impulse multiplier: car mass / 3, as btVehicleRL scales its friction impulses."""
+STICKY_FORCE_SCALE = wp.constant(0.5)
+"""Share of gravity pressing a car with a wheel on the ground onto it (more on slopes when driving)."""
+BOOST_ACCEL_GROUND = wp.constant(2975.0 / 3.0)
+"""Boost acceleration (uu/s^2) of a car on its wheels (RocketSim's BOOST_ACCEL_GROUND, no speed decay)."""
+CAR_AUTOROLL_TORQUE = wp.constant(80.0)
+"""Angular acceleration (rad/s^2) of RocketSim's auto-roll, per unit of its torque directions."""
 
 AIR_TORQUE = wp.constant(wp.vec3(130.0, 95.0, 400.0))
 """Pitch, yaw, roll."""
