@@ -6,21 +6,16 @@ flip's z damping scales it, then the tick's forces (gravity, air throttle, jump,
 control, flip) are integrated, as Bullet does after the pre-tick update; the engine then moves the car
 with the new velocities and clamps them (2300 uu/s, 5.5 rad/s).
 
-Over the flat floor's middle the car is RocketSim's raycast vehicle (rocketrl.sim.warp.vehicle): four
-wheel rays against the z = 0 plane, suspension, tyre friction, drive, brake, steering and the sticky
-force, with RocketSim's ground boost; 3 or 4 wheels on the floor make the car on the ground, 1 or 2 leave
-it in the air without air control. A tick there: the wheels' friction impulses (from what the previous
-tick set), the wheel update for the next tick and the sticky force, air control, jump, flip, then the
-suspension and friction impulses, then boost.
+On its wheels the car is RocketSim's raycast vehicle (rocketrl.sim.warp.vehicle): four wheel rays
+against the arena's planes and collision meshes, suspension, tyre friction, drive, brake, steering and
+the sticky force along the contact normals, with RocketSim's ground boost; 3 or 4 wheels touching make
+the car on the ground (floor, ramps, walls or ceiling), 1 or 2 leave it in the air without air control.
+A tick there: the wheels' friction impulses (from what the previous tick set), the wheel update for the
+next tick and the sticky force, air control, jump, flip, then the suspension and friction impulses, then
+boost.
 
-Elsewhere (walls, ramps, curved surfaces, the goals) ground driving is a no-slip model: throttle, brake
-and boost change the forward speed, lateral velocity is removed by the tyres' side friction (scaled down
-by the handbrake), and the car yaws at forward speed x tan(steer angle) / wheelbase (a bicycle model of
-RocketSim's steered front wheels), widened by a speed-dependent factor for its tyres' slip. The car
-stands at a fixed height on the surface below it (no suspension); surfaces with n.z > -0.5 are
-drivable, walls included.
-A car touching the arena without standing on it recovers as in Rocket League: jump on its roof
-auto-flips it (an impulse off the surface and a roll torque), throttle auto-rolls it onto its wheels.
+A car touching the arena with its body recovers as in Rocket League: jump on its roof auto-flips it (an
+impulse off the surface and a roll torque), throttle auto-rolls it onto its wheels.
 """
 
 from __future__ import annotations
@@ -30,14 +25,10 @@ import warp as wp
 from rocketrl.sim.warp.constants import (
     AIR_DAMPING,
     AIR_TORQUE,
-    BOOST_ACCEL,
     BOOST_ACCEL_AIR,
     BOOST_ACCEL_GROUND,
-    BOOST_GROUND_DECAY,
-    BOOST_GROUND_DECAY_MIN_VEL,
     BOOST_MIN_TIME,
     BOOST_USED_PER_SECOND,
-    BRAKE_ACCEL,
     CAR_AUTOFLIP_IMPULSE,
     CAR_AUTOFLIP_NORMZ_THRESH,
     CAR_AUTOFLIP_ROLL_THRESH,
@@ -47,7 +38,6 @@ from rocketrl.sim.warp.constants import (
     CAR_AUTOROLL_FORCE,
     CAR_MAX_SPEED,
     CAR_TORQUE_SCALE,
-    COASTING_BRAKE_FACTOR,
     DODGE_DEADZONE,
     DOUBLEJUMP_MAX_DELAY,
     FLIP_BACKWARD_SCALE,
@@ -70,16 +60,8 @@ from rocketrl.sim.warp.constants import (
     JUMP_RESET_TIME_PAD,
     POWERSLIDE_FALL_RATE,
     POWERSLIDE_RISE_RATE,
-    STOPPING_FORWARD_VEL,
-    THROTTLE_ACCEL,
     THROTTLE_AIR_ACCEL,
-    THROTTLE_DEADZONE,
     TICK_TIME,
-    WHEELBASE,
-    drive_torque_factor,
-    powerslide_steer_angle,
-    steer_angle,
-    steer_slip,
 )
 from rocketrl.sim.warp.layout import (
     F_AIR_TIME,
@@ -103,19 +85,11 @@ from rocketrl.sim.warp.layout import (
     I_IS_JUMPING,
     I_LAST_JUMP,
     I_WHEEL_CONTACTS,
-    I_WHEEL_MODEL,
     I_WORLD_CONTACT,
     SimState,
 )
-from rocketrl.sim.warp.vehicle import (
-    FLOOR_NORMAL,
-    apply_wheel_impulses,
-    count_wheel_contacts,
-    friction_impulses,
-    over_flat_floor,
-    update_wheels,
-    wheel_auto_roll,
-)
+from rocketrl.sim.warp.vehicle import apply_wheel_impulses, friction_impulses, update_wheels, wheel_auto_roll
+from rocketrl.sim.warp.wheel_rays import cast_wheels, ground_up, wheels_touching
 
 
 @wp.func
@@ -125,61 +99,6 @@ def sgn(x: float) -> float:
     if x < 0.0:
         return -1.0
     return 0.0
-
-
-@wp.func
-def ground_drive(
-    vel: wp.vec3,
-    fwd: wp.vec3,
-    right: wp.vec3,
-    up: wp.vec3,
-    throttle: float,
-    real_throttle: float,
-    steer: float,
-    handbrake_in: float,
-    handbrake: float,
-):
-    """Ground velocity and angular velocity after one tick of throttle, brake, tyre friction, steering."""
-    dt = TICK_TIME
-    f = wp.dot(vel, fwd)
-    lat = wp.dot(vel, right)
-    abs_f = wp.abs(f)
-    engine_throttle = real_throttle
-    brake = 0.0
-    if handbrake_in <= 0.0:
-        if wp.abs(real_throttle) >= THROTTLE_DEADZONE:
-            if abs_f > STOPPING_FORWARD_VEL and sgn(real_throttle) != sgn(f):
-                brake = 1.0
-                engine_throttle = 0.0
-        else:
-            engine_throttle = 0.0
-            brake = COASTING_BRAKE_FACTOR
-            if abs_f < STOPPING_FORWARD_VEL:
-                brake = 1.0
-    # DRIVE_SPEED_TORQUE_FACTOR_CURVE takes the signed forward speed, as in RocketSim.
-    factor = 1.0
-    if f > 0.0:
-        factor = drive_torque_factor(f)
-    f = f + engine_throttle * THROTTLE_ACCEL * factor * dt
-    if brake > 0.0:
-        dv = brake * BRAKE_ACCEL * dt
-        if wp.abs(f) <= dv:
-            f = 0.0
-        else:
-            f = f - sgn(f) * dv
-    # Tyre side friction: LAT_FRICTION_CURVE over the slip ratio, scaled by the handbrake.
-    slip = 0.0
-    if wp.abs(lat) > 5.0:
-        slip = wp.abs(lat) / (wp.abs(lat) + wp.abs(f))
-    lat_friction = 1.0 - 0.8 * slip
-    lat_friction = lat_friction * ((0.1 - 1.0) * handbrake + 1.0)
-    lat = lat * (1.0 - wp.min(lat_friction, 1.0))
-    angle = steer_angle(f)
-    if handbrake > 0.0:
-        angle = angle + (powerslide_steer_angle(f) - angle) * handbrake
-    yaw_rate = f * wp.tan(angle * steer) / (WHEELBASE * steer_slip(f))
-    normal = wp.dot(vel, up)
-    return fwd * f + right * lat + up * normal, up * yaw_rate
 
 
 @wp.func
@@ -342,15 +261,11 @@ def car_pre_tick(s: SimState, a: int, c: int):
         handbrake_in = 1.0
     jump_pressed = jump != 0 and s.car_i[a, c, I_LAST_JUMP] == 0
     pos = s.car_pos[a, c]
-    wheel_model = over_flat_floor(pos)
-    wheels = 0
-    on_ground = s.car_i[a, c, I_GROUND] != 0
-    if wheel_model:
-        # RocketSim counts a car with 3 or 4 wheels on the ground as on the ground, from this tick's rays.
-        wheels = count_wheel_contacts(pos, q, up)
-        on_ground = wheels >= 3
-        s.car_i[a, c, I_GROUND] = int(on_ground)
-    s.car_i[a, c, I_WHEEL_MODEL] = int(wheel_model)
+    # RocketSim counts a car with 3 or 4 wheels touching as on the ground, from this tick's rays.
+    hits = cast_wheels(s, pos, q, up)
+    wheels = wheels_touching(hits)
+    on_ground = wheels >= 3
+    s.car_i[a, c, I_GROUND] = int(on_ground)
     s.car_i[a, c, I_WHEEL_CONTACTS] = wheels
     boost = s.car_f[a, c, F_BOOST]
     forward_speed = wp.dot(vel, fwd)
@@ -374,15 +289,11 @@ def car_pre_tick(s: SimState, a: int, c: int):
     flip_time = s.car_f[a, c, F_FLIP_TIME]
     vel0 = vel
     ang0 = ang
-    friction = wp.mat44(0.0)
-    if wheel_model:
-        friction = friction_impulses(s, a, c, pos, q, right, up, vel0, ang0)
-        accel = accel + update_wheels(
-            s, a, c, pos, q, right, up, vel0, ang0, wheels, throttle, real_throttle, steer, handbrake_in, handbrake
-        )
-    if on_ground and not wheel_model:
-        vel, ang = ground_drive(vel, fwd, right, up, throttle, real_throttle, steer, handbrake_in, handbrake)
-    elif not on_ground:
+    friction = friction_impulses(s, a, c, hits, pos, q, right, up, vel0, ang0)
+    accel = accel + update_wheels(
+        s, a, c, hits, pos, q, right, up, vel0, ang0, wheels, throttle, real_throttle, steer, handbrake_in, handbrake
+    )
+    if not on_ground:
         ang = air_control(
             ang,
             fwd,
@@ -463,10 +374,9 @@ def car_pre_tick(s: SimState, a: int, c: int):
             if flip_time >= FLIP_Z_DAMP_START and (vel[2] < 0.0 or flip_time < FLIP_Z_DAMP_END):
                 vel = wp.vec3(vel[0], vel[1], vel[2] * (1.0 - FLIP_Z_DAMP_120))
 
-    if wheel_model:
-        if throttle != 0.0 and wheels > 0 and wheels < 4:
-            accel, ang = wheel_auto_roll(fwd, right, FLOOR_NORMAL, ang, accel)
-        vel, ang = apply_wheel_impulses(s, a, c, pos, q, up, vel0, ang0, friction, vel, ang)
+    if throttle != 0.0 and wheels > 0 and wheels < 4:
+        accel, ang = wheel_auto_roll(fwd, right, ground_up(hits, up), ang, accel)
+    vel, ang = apply_wheel_impulses(s, a, c, hits, pos, q, up, vel0, ang0, friction, vel, ang)
 
     # Boost (RocketSim's Car::_UpdateBoost): once started it lasts at least BOOST_MIN_TIME, while boost lasts.
     boost_time = s.car_f[a, c, F_BOOST_TIME]
@@ -479,13 +389,8 @@ def car_pre_tick(s: SimState, a: int, c: int):
     if boosting:
         boost_time = boost_time + dt
         boost = wp.max(boost - BOOST_USED_PER_SECOND * dt, 0.0)
-        if on_ground and wheel_model:
+        if on_ground:
             accel = accel + fwd * BOOST_ACCEL_GROUND
-        elif on_ground:
-            scale = 1.0
-            if forward_speed > BOOST_GROUND_DECAY_MIN_VEL:
-                scale = 1.0 - BOOST_GROUND_DECAY
-            accel = accel + fwd * (BOOST_ACCEL * scale)
         else:
             accel = accel + fwd * BOOST_ACCEL_AIR
     else:

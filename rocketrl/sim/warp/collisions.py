@@ -24,7 +24,6 @@ from rocketrl.sim.warp.constants import (
     BUMP_MIN_FORWARD_DIST,
     CAR_INV_INERTIA,
     CAR_MASS,
-    CAR_REST_HEIGHT,
     CARBALL_FRICTION,
     CARCAR_RESTITUTION,
     CARWORLD_RESTITUTION,
@@ -57,10 +56,8 @@ from rocketrl.sim.warp.layout import (
     I_BUMP_OTHER,
     I_DEMOED,
     I_GROUND,
-    I_IS_JUMPING,
     I_LAST_HIT_TICK,
     I_SUPERSONIC,
-    I_WHEEL_MODEL,
     I_WORLD_CONTACT,
     MANIFOLD_POINTS,
     SimState,
@@ -691,18 +688,6 @@ def car_car_contact(s: SimState, a: int, i: int, j: int):
 
 
 @wp.func
-def align_up(q: wp.quat, n: wp.vec3) -> wp.quat:
-    """Rotate orientation q by the smallest rotation that takes its up axis onto n."""
-    up = wp.quat_rotate(q, wp.vec3(0.0, 0.0, 1.0))
-    axis = wp.cross(up, n)
-    s = wp.length(axis)
-    cosine = wp.clamp(wp.dot(up, n), -1.0, 1.0)
-    if s < 1.0e-6:
-        return q
-    return wp.normalize(wp.quat_from_axis_angle(axis / s, wp.atan2(s, cosine)) * q)
-
-
-@wp.func
 def hitbox_support(q: wp.quat, n: wp.vec3) -> float:
     """Height (uu) of the car origin above a plane of normal n that its hitbox rests on: how far the
     hitbox reaches from the origin along -n."""
@@ -714,49 +699,26 @@ def hitbox_support(q: wp.quat, n: wp.vec3) -> float:
 
 @wp.func
 def car_arena_contact(s: SimState, a: int, c: int):
-    """Car c against the arena, as a point kept from every surface at its wheels' height or its
-    hitbox's reach.
-
-    Wheels down on a surface that is not a ceiling (up . n > 0.5, n.z > -0.5) and not moving away
-    from it: the car stands on it CAR_REST_HEIGHT above (its up axis follows the surface normal, normal
-    velocity removed). Otherwise the hitbox is kept off the surface, a contact bounces the car with
-    restitution 0.3 and is recorded (I_WORLD_CONTACT and the normal) for auto-flip and auto-roll.
-
-    A car the wheel model stepped this tick (I_WHEEL_MODEL, over the flat floor) stands on its suspension:
-    only its hitbox is kept off the arena, and its I_GROUND (from its wheels) is left as it is.
-    """
+    """Car c's hitbox against the arena, as a point kept from the nearest surface at the hitbox's reach:
+    a hitbox pressed into a surface is pushed out and bounces with restitution 0.3, and a hitbox within
+    2 uu of one is recorded as touching it (I_WORLD_CONTACT and the normal) for auto-flip and auto-roll.
+    The wheels stand on their suspension (rocketrl.sim.warp.vehicle), which sets I_GROUND."""
     p = s.car_pos[a, c]
     d = arena_distance(p)
-    wheel_model = s.car_i[a, c, I_WHEEL_MODEL] != 0
-    grounded = 0
     touching = 0
     if d < CAR_CONTACT_RANGE:
         n = surface_normal(p, d)
         q = s.car_rot[a, c]
         v = s.car_vel[a, c]
         vn = wp.dot(v, n)
-        up = wp.quat_rotate(q, wp.vec3(0.0, 0.0, 1.0))
-        wheels = wp.dot(up, n) > 0.5 and n[2] > -0.5 and not wheel_model
-        if wheels and d < CAR_REST_HEIGHT + 2.0 and vn <= 1.0 and s.car_i[a, c, I_IS_JUMPING] == 0:
-            grounded = 1
-            s.car_pos[a, c] = p + n * (CAR_REST_HEIGHT - d)
-            s.car_vel[a, c] = v - n * vn
-            s.car_rot[a, c] = align_up(q, n)
-            w = s.car_ang[a, c]
-            s.car_ang[a, c] = n * wp.dot(w, n)
-        else:
-            rest = hitbox_support(q, n)
-            if not wheel_model:
-                rest = wp.max(rest, CAR_REST_HEIGHT)
-            if d < rest + 2.0:
-                touching = 1
-                s.car_f[a, c, F_CONTACT_NX] = n[0]
-                s.car_f[a, c, F_CONTACT_NY] = n[1]
-                s.car_f[a, c, F_CONTACT_NZ] = n[2]
-            if d < rest:
-                s.car_pos[a, c] = p + n * (rest - d)
-                if vn < 0.0:
-                    s.car_vel[a, c] = v - n * ((1.0 + CARWORLD_RESTITUTION) * vn)
-    if not wheel_model:
-        s.car_i[a, c, I_GROUND] = grounded
+        rest = hitbox_support(q, n)
+        if d < rest + 2.0:
+            touching = 1
+            s.car_f[a, c, F_CONTACT_NX] = n[0]
+            s.car_f[a, c, F_CONTACT_NY] = n[1]
+            s.car_f[a, c, F_CONTACT_NZ] = n[2]
+        if d < rest:
+            s.car_pos[a, c] = p + n * (rest - d)
+            if vn < 0.0:
+                s.car_vel[a, c] = v - n * ((1.0 + CARWORLD_RESTITUTION) * vn)
     s.car_i[a, c, I_WORLD_CONTACT] = touching

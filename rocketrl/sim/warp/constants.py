@@ -87,16 +87,9 @@ CAR_INV_INERTIA = wp.constant(
 )
 """Inverse inertia of the hitbox box about the car origin, body axes (forward, right, up), as Bullet
 computes it for RocketSim's car (see INERTIA_BOX_SHRINK)."""
-CAR_REST_HEIGHT = wp.constant(17.0)
-"""Height of the car origin above a surface it stands on (RocketSim's spawn rest z)."""
 CAR_MAX_SPEED = wp.constant(2300.0)
 CAR_MAX_ANG_SPEED = wp.constant(5.5)
-WHEELBASE = wp.constant(85.0)
-"""Front to back axle (51.25 + 33.75 uu); steering curvature = tan(steer angle) / wheelbase."""
 
-THROTTLE_ACCEL = wp.constant(1600.0)
-"""Ground drive acceleration at full throttle below 1400 uu/s (THROTTLE_TORQUE_AMOUNT on 4 wheels)."""
-BRAKE_ACCEL = wp.constant(3500.0)
 COASTING_BRAKE_FACTOR = wp.constant(0.15)
 STOPPING_FORWARD_VEL = wp.constant(25.0)
 THROTTLE_DEADZONE = wp.constant(0.001)
@@ -104,12 +97,8 @@ THROTTLE_AIR_ACCEL = wp.constant(66.666667)
 POWERSLIDE_RISE_RATE = wp.constant(5.0)
 POWERSLIDE_FALL_RATE = wp.constant(2.0)
 
-BOOST_ACCEL = wp.constant(1060.0)
-"""Ground boost acceleration (scaled by 1 - BOOST_GROUND_DECAY above BOOST_GROUND_DECAY_MIN_VEL)."""
 BOOST_ACCEL_AIR = wp.constant(3175.0 / 3.0)
 """Boost acceleration (uu/s^2) of a car not on its wheels (RocketSim's BOOST_ACCEL_AIR)."""
-BOOST_GROUND_DECAY_MIN_VEL = wp.constant(600.0)
-BOOST_GROUND_DECAY = wp.constant(0.072)
 BOOST_USED_PER_SECOND = wp.constant(100.0 / 3.0)
 BOOST_MIN_TIME = wp.constant(0.1)
 SUPERSONIC_START_SPEED = wp.constant(2200.0)
@@ -241,14 +230,6 @@ def steer_angle(speed: float) -> float:
     if s <= 1750.0:
         return curve3(s, 1000.0, 0.18203, 1500.0, 0.10570, 1750.0, 0.08507)
     return curve3(s, 1750.0, 0.08507, 3000.0, 0.03454, 3001.0, 0.03454)
-
-
-@wp.func
-def steer_slip(speed: float) -> float:
-    """Turning radius of RocketSim's raycast vehicle over the no-slip bicycle model's, at forward speed
-    |speed| (uu/s): its tyres slip more the slower the car turns (measured: 1.11 near 400 uu/s, 1.05
-    near 900, 1.02 near 1400)."""
-    return curve3(wp.abs(speed), 0.0, 1.16, 890.0, 1.053, 1500.0, 1.017)
 
 
 @wp.func

@@ -26,7 +26,7 @@ F_AUTOFLIP_DIR = 12  # auto-flip torque sign about the forward axis (+1 / -1)
 F_CONTACT_NX = 13  # normal of the arena surface the car touches without standing on it (last tick)
 F_CONTACT_NY = 14
 F_CONTACT_NZ = 15
-# Wheel model (rocketrl.sim.warp.vehicle): values set during a tick for the wheels' next tick, as in
+# Wheels (rocketrl.sim.warp.vehicle): values set during a tick for the wheels' next tick, as in
 # RocketSim's btVehicleRL, where the friction impulses of a tick use what the previous tick set.
 F_STEER_ANGLE = 16  # front wheels' steer angle (rad)
 F_ENGINE_FORCE = 17  # drive force of each wheel (uu/s^2 x car mass)
@@ -49,9 +49,8 @@ I_LAST_HIT_TICK = 8
 I_BUMP_OTHER = 9  # car index of the last bump victim, -1 if none
 I_WORLD_CONTACT = 10  # 1 when the car touched the arena last tick without standing on it
 I_AUTOFLIP = 11  # 1 while an auto-flip is turning the car over
-I_WHEEL_MODEL = 12  # 1 when the wheel model stepped the car this tick (over the flat floor)
-I_WHEEL_CONTACTS = 13  # wheels touching the floor this tick (wheel model only)
-NUM_CAR_I = 14
+I_WHEEL_CONTACTS = 12  # wheels whose ray touches the arena this tick
+NUM_CAR_I = 13
 
 # ev_car columns (int32 events of the current step).
 E_TOUCHED = 0

@@ -1,18 +1,15 @@
-"""RocketSim's raycast vehicle on the flat floor: four wheel rays, suspension, tyre friction, drive and
-brake, steering and the sticky force, in the order of a RocketSim tick.
-
-Only the floor (the z = 0 plane) is cast against: a car uses this model while its origin is over the
-floor's flat middle (`over_flat_floor`), where no wheel ray can reach a wall, a ramp or the goal; walls,
-ramps and curved surfaces keep the point model (car.ground_drive and collisions.car_arena_contact). Wheel
-rays do not hit the ball or other cars.
+"""RocketSim's raycast vehicle: four wheel rays against the arena (rocketrl.sim.warp.wheel_rays),
+suspension, tyre friction, drive and brake, steering and the sticky force along the wheels' contact
+normals, in the order of a RocketSim tick, on the floor, ramps, walls and the ceiling alike.
 
 A tick, as Car::_PreTickUpdate with btVehicleRL does it, every quantity from the state at the start of the
-tick: the rays find each wheel's contact; each wheel's friction impulse is worked out with the steer
-angle, drive force, brake and friction factors that the PREVIOUS tick set (`friction_impulse`); then the
-new ones are set for the next tick from the controls and the wheels' slip (`update_wheels`, which also
-gives the sticky force). After jump and flip impulses, the suspension impulses and the friction impulses
-are applied at the contact points (`apply_wheel_impulses`). Lengths are in uu and forces in uu/s^2 x car
-mass: Bullet's 50 uu units cancel out of every formula.
+tick: the rays find each wheel's contact and surface normal (cast once, `cast_wheels`); each wheel's
+friction impulse is worked out with the steer angle, drive force, brake and friction factors that the
+PREVIOUS tick set (`friction_impulse`); then the new ones are set for the next tick from the controls and
+the wheels' slip (`update_wheels`, which also gives the sticky force along the mean contact normal).
+After jump and flip impulses, the suspension impulses (along each contact normal) and the friction
+impulses are applied at the contact points (`apply_wheel_impulses`). Lengths are in uu and forces in
+uu/s^2 x car mass: Bullet's 50 uu units cancel out of every formula.
 
 Wheel k: 0 front right, 1 front left, 2 back right, 3 back left (RocketSim's order).
 """
@@ -23,10 +20,6 @@ import warp as wp
 
 from rocketrl.sim.warp.collisions import car_inv_inertia_world
 from rocketrl.sim.warp.constants import (
-    BACK_FLOOR_RADIUS,
-    BACK_SUSPENSION_REST,
-    BACK_WHEEL_OFFSET,
-    BACK_WHEEL_RADIUS,
     BRAKE_TORQUE,
     BRAKING_NO_THROTTLE_SPEED,
     CAR_AUTOROLL_FORCE,
@@ -34,19 +27,11 @@ from rocketrl.sim.warp.constants import (
     CAR_INV_INERTIA,
     CAR_MASS,
     COASTING_BRAKE_FACTOR,
-    CORNER_FLOOR_RADIUS,
-    CORNER_SUM,
-    EXTENT_X,
-    EXTENT_Y,
     FRICTION_SCALE,
-    FRONT_SUSPENSION_REST,
-    FRONT_WHEEL_OFFSET,
-    FRONT_WHEEL_RADIUS,
     GRAVITY_Z,
     MAX_SUSPENSION_TRAVEL,
     PUSHBACK_ERP,
     ROLLING_FRICTION_SCALE,
-    SIDE_FLOOR_RADIUS,
     SIDE_FRICTION_DAMPING,
     STICKY_FORCE_SCALE,
     STOPPING_FORWARD_VEL,
@@ -73,66 +58,7 @@ from rocketrl.sim.warp.layout import (
     F_STEER_ANGLE,
     SimState,
 )
-
-WHEEL_REACH = wp.constant(120.0)
-"""Horizontal reach (uu) of a wheel ray's end from the car origin, any orientation (connection point at most
-61 uu away, ray at most 50 uu long)."""
-FLAT_FLOOR_X = wp.constant(EXTENT_X - SIDE_FLOOR_RADIUS - WHEEL_REACH)
-FLAT_FLOOR_Y = wp.constant(EXTENT_Y - BACK_FLOOR_RADIUS - WHEEL_REACH)
-FLAT_FLOOR_SUM = wp.constant(CORNER_SUM - (CORNER_FLOOR_RADIUS + WHEEL_REACH) * 1.4142135623730951)
-"""|x| + |y| limit: the corner fillet's foot on the floor, less the wheels' reach, measured across the cut."""
-FLOOR_NORMAL = wp.constant(wp.vec3(0.0, 0.0, 1.0))
-
-
-@wp.func
-def over_flat_floor(p: wp.vec3) -> bool:
-    """Whether every wheel ray of a car with origin p (uu) can reach only the flat floor."""
-    x = wp.abs(p[0])
-    y = wp.abs(p[1])
-    return x < FLAT_FLOOR_X and y < FLAT_FLOOR_Y and x + y < FLAT_FLOOR_SUM
-
-
-@wp.func
-def wheel_offset(k: int) -> wp.vec3:
-    """Suspension connection point (body axes, uu) of wheel k."""
-    o = FRONT_WHEEL_OFFSET
-    if k >= 2:
-        o = BACK_WHEEL_OFFSET
-    if k % 2 == 1:
-        o = wp.vec3(o[0], -o[1], o[2])
-    return o
-
-
-@wp.func
-def wheel_radius(k: int) -> float:
-    if k < 2:
-        return FRONT_WHEEL_RADIUS
-    return BACK_WHEEL_RADIUS
-
-
-@wp.func
-def suspension_rest(k: int) -> float:
-    if k < 2:
-        return FRONT_SUSPENSION_REST
-    return BACK_SUSPENSION_REST
-
-
-@wp.func
-def wheel_ray(pos: wp.vec3, q: wp.quat, up: wp.vec3, k: int):
-    """Wheel k's ray from its connection point along -up against the floor: (hit, contact point, trace
-    length along up from the connection point to the contact (uu), connection point)."""
-    hard_point = pos + wp.quat_rotate(q, wheel_offset(k))
-    length = suspension_rest(k) + MAX_SUSPENSION_TRAVEL + wheel_radius(k) - SUSPENSION_SUBTRACTION
-    target = hard_point - up * length
-    hit = 0
-    contact = target
-    trace = 0.0
-    if hard_point[2] > 0.0 and target[2] < 0.0:
-        fraction = hard_point[2] / (hard_point[2] - target[2])
-        contact = hard_point * (1.0 - fraction) + target * fraction
-        trace = wp.dot(hard_point - contact, up)
-        hit = 1
-    return hit, contact, trace, hard_point
+from rocketrl.sim.warp.wheel_rays import WheelHits, suspension_rest, wheel_radius
 
 
 @wp.func
@@ -141,16 +67,6 @@ def wheel_axle(q: wp.quat, right: wp.vec3, up: wp.vec3, k: int, angle: float) ->
     if k >= 2:
         return right
     return wp.quat_rotate(wp.quat_from_axis_angle(up, angle), right)
-
-
-@wp.func
-def count_wheel_contacts(pos: wp.vec3, q: wp.quat, up: wp.vec3) -> int:
-    """Number of wheels whose ray reaches the floor."""
-    n = 0
-    for k in range(4):
-        hit, contact, trace, hard_point = wheel_ray(pos, q, up, k)
-        n = n + hit
-    return n
 
 
 @wp.func
@@ -165,6 +81,7 @@ def friction_impulse(
     a: int,
     c: int,
     k: int,
+    hits: WheelHits,
     pos: wp.vec3,
     q: wp.quat,
     right: wp.vec3,
@@ -176,10 +93,10 @@ def friction_impulse(
     impulse removing SIDE_FRICTION_DAMPING of the contact point's sideways velocity, and the drive force or
     the brake along the wheel, scaled by the friction factors and with the steer angle of the previous tick.
     Zero without contact."""
-    hit, contact, trace, hard_point = wheel_ray(pos, q, up, k)
-    if hit == 0:
+    if hits.hit[k] == 0.0:
         return wp.vec3(0.0)
-    n = FLOOR_NORMAL
+    n = hits.normal[k]
+    contact = hits.contact[k]
     axle = wheel_axle(q, right, up, k, s.car_f[a, c, F_STEER_ANGLE])
     axle = wp.normalize(axle - n * wp.dot(axle, n))
     along = wp.normalize(wp.cross(n, axle))
@@ -203,17 +120,27 @@ def friction_impulse(
 
 @wp.func
 def suspension_impulse(
-    s: SimState, a: int, c: int, k: int, pos: wp.vec3, q: wp.quat, up: wp.vec3, vel: wp.vec3, ang: wp.vec3
+    s: SimState,
+    a: int,
+    c: int,
+    k: int,
+    hits: WheelHits,
+    pos: wp.vec3,
+    q: wp.quat,
+    up: wp.vec3,
+    vel: wp.vec3,
+    ang: wp.vec3,
 ) -> float:
-    """Wheel k's suspension impulse along the floor normal (uu/s x car mass) for this tick: spring and
+    """Wheel k's suspension impulse along its contact normal (uu/s x car mass) for this tick: spring and
     damper (btVehicleRL::updateSuspension, never pulling), plus the push-back of a wheel pressed past its
     rest (resolveSingleCollision's impulse over 4 wheels; RocketSim keeps a wheel's last push-back while it
     touches without being pressed that far). Updates the stored push-back."""
-    hit, contact, trace, hard_point = wheel_ray(pos, q, up, k)
-    if hit == 0:
+    if hits.hit[k] == 0.0:
         s.car_f[a, c, F_PUSHBACK + k] = 0.0
         return 0.0
-    n = FLOOR_NORMAL
+    n = hits.normal[k]
+    contact = hits.contact[k]
+    trace = hits.trace[k]
     rest = suspension_rest(k)
     radius = wheel_radius(k)
     length = wp.clamp(trace - radius, rest - MAX_SUSPENSION_TRAVEL, rest + MAX_SUSPENSION_TRAVEL)
@@ -253,6 +180,7 @@ def apply_wheel_impulses(
     s: SimState,
     a: int,
     c: int,
+    hits: WheelHits,
     pos: wp.vec3,
     q: wp.quat,
     up: wp.vec3,
@@ -266,15 +194,13 @@ def apply_wheel_impulses(
     impulses `friction` (row k: wheel k's impulse, first 3 columns; applied at the contact point moved along
     up to the car origin's height, as btVehicleRL does), both worked out from the tick's start (vel0, ang0)."""
     for k in range(4):
-        hit, contact, trace, hard_point = wheel_ray(pos, q, up, k)
-        impulse = suspension_impulse(s, a, c, k, pos, q, up, vel0, ang0)
+        impulse = suspension_impulse(s, a, c, k, hits, pos, q, up, vel0, ang0)
         if impulse != 0.0:
-            vel, ang = apply_impulse(vel, ang, q, FLOOR_NORMAL * impulse, contact - pos)
+            vel, ang = apply_impulse(vel, ang, q, hits.normal[k] * impulse, hits.contact[k] - pos)
     for k in range(4):
         j = wp.vec3(friction[k, 0], friction[k, 1], friction[k, 2])
         if j[0] != 0.0 or j[1] != 0.0 or j[2] != 0.0:
-            hit, contact, trace, hard_point = wheel_ray(pos, q, up, k)
-            offset = contact - pos
+            offset = hits.contact[k] - pos
             offset = offset - up * wp.dot(up, offset)
             vel, ang = apply_impulse(vel, ang, q, j * TICK_TIME, offset)
     return vel, ang
@@ -282,12 +208,21 @@ def apply_wheel_impulses(
 
 @wp.func
 def friction_impulses(
-    s: SimState, a: int, c: int, pos: wp.vec3, q: wp.quat, right: wp.vec3, up: wp.vec3, vel: wp.vec3, ang: wp.vec3
+    s: SimState,
+    a: int,
+    c: int,
+    hits: WheelHits,
+    pos: wp.vec3,
+    q: wp.quat,
+    right: wp.vec3,
+    up: wp.vec3,
+    vel: wp.vec3,
+    ang: wp.vec3,
 ) -> wp.mat44:
     """Every wheel's friction impulse (row k, first 3 columns) from the values the previous tick set."""
     out = wp.mat44(0.0)
     for k in range(4):
-        j = friction_impulse(s, a, c, k, pos, q, right, up, vel, ang)
+        j = friction_impulse(s, a, c, k, hits, pos, q, right, up, vel, ang)
         out[k, 0] = j[0]
         out[k, 1] = j[1]
         out[k, 2] = j[2]
@@ -320,6 +255,7 @@ def update_wheels(
     s: SimState,
     a: int,
     c: int,
+    hits: WheelHits,
     pos: wp.vec3,
     q: wp.quat,
     right: wp.vec3,
@@ -334,7 +270,8 @@ def update_wheels(
     handbrake: float,
 ) -> wp.vec3:
     """Set the wheels' drive force, brake, steer angle and friction factors for the next tick
-    (Car::_UpdateWheels) and return the sticky acceleration (uu/s^2; zero with no wheel on the floor).
+    (Car::_UpdateWheels) and return the sticky acceleration (uu/s^2; zero with no wheel touching): along
+    the wheels' mean contact normal, half of gravity, plus 1 - |normal z| of it when driving or moving.
 
     throttle: the input; real_throttle: 1 when boosting; handbrake_in: the input (0 or 1); handbrake: the
     powerslide amount in [0, 1]."""
@@ -363,9 +300,9 @@ def update_wheels(
     old_angle = s.car_f[a, c, F_STEER_ANGLE]
     up_sum = wp.vec3(0.0)
     for k in range(4):
-        hit, contact, trace, hard_point = wheel_ray(pos, q, up, k)
-        if hit != 0:
-            n = FLOOR_NORMAL
+        if hits.hit[k] != 0.0:
+            n = hits.normal[k]
+            hard_point = hits.hard_point[k]
             up_sum = up_sum + n
             lat_dir = wheel_axle(q, right, up, k, old_angle)
             long_dir = wp.cross(lat_dir, n)
