@@ -5,9 +5,9 @@ as with the env's tick skip).
 
 The ball rests at the centre spot, out of every case's reach. Nothing is filtered out: a case whose car
 touches the arena with its body (scraping a back wall's curved foot, landing on its side or roof) is
-measured with the rest, and shows the error of the warp body contact (rocketrl.sim.warp.car_arena_box). Errors: position (uu) and
-orientation (degrees, the angle of the rotation taking one car's axes to the other's) at WALL_TIMES
-seconds. Used by tests/test_warp_car_wall.py and benchmarks/parity.py.
+measured with the rest, and shows the error of the warp body contact (rocketrl.sim.warp.car_arena_box).
+Errors: position (uu) and orientation (degrees, the angle of the rotation taking one car's axes to the
+other's) at WALL_TIMES seconds. Used by tests/test_warp_car_wall.py and benchmarks/parity.py.
 """
 
 from __future__ import annotations

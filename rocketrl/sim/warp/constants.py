@@ -1,7 +1,6 @@
 """Physical constants of the warp engine, in Rocket League units (uu, uu/s, rad, s) unless noted.
 
-Values follow RocketSim's RLConst.h and public Rocket League references; the arena radii were
-measured on the public soccar collision meshes.
+Values follow RocketSim's RLConst.h and public Rocket League references.
 """
 
 from __future__ import annotations
@@ -14,43 +13,12 @@ GRAVITY_Z = wp.constant(-650.0)
 
 # Arena (uu).
 EXTENT_X = wp.constant(4096.0)
-EXTENT_Y = wp.constant(5120.0)
-HEIGHT = wp.constant(2044.0)
 CEILING_Z = wp.constant(2048.0)
-"""Height of RocketSim's ceiling plane (the ball's arena contacts; HEIGHT is the distance function's)."""
-CORNER_SUM = wp.constant(8064.0)
-"""Corner planes: |x| + |y| = 8064 (45 degree cuts)."""
-SIDE_FLOOR_RADIUS = wp.constant(256.0)
-SIDE_CEIL_RADIUS = wp.constant(512.0)
-BACK_FLOOR_RADIUS = wp.constant(160.0)
-BACK_FLOOR_RADIUS_GOAL = wp.constant(96.0)
-"""Back-wall floor radius beside the goal: 96 up to |x| BACK_FLOOR_BLEND_X, easing (smoothstep) to
-BACK_FLOOR_RADIUS over BACK_FLOOR_BLEND_WIDTH."""
-BACK_FLOOR_BLEND_X = wp.constant(960.0)
-BACK_FLOOR_BLEND_WIDTH = wp.constant(384.0)
-BACK_CEIL_RADIUS = wp.constant(512.0)
-CORNER_FLOOR_RADIUS = wp.constant(256.0)
-CORNER_CEIL_RADIUS = wp.constant(512.0)
+"""Height of RocketSim's ceiling plane."""
 GOAL_HALF_WIDTH = wp.constant(896.0)
 """Half width of the goal's inside between its side walls (|x|)."""
 GOAL_HEIGHT = wp.constant(640.0)
 """Height of the goal's flat roof (the crossbar's underside)."""
-GOAL_EDGE_RADIUS = wp.constant(96.0)
-"""Radius of the rounded edges where the goal's side walls meet its floor, roof and back."""
-GOAL_ROOF_END_Y = wp.constant(5344.0)
-"""|y| where the flat roof ends and the roof slopes down towards the back of the net."""
-GOAL_ROOF_NORMAL = wp.constant(wp.vec2(0.30462, 0.95247))
-"""Outward (y, z) normal of the sloping roof through (GOAL_ROOF_END_Y, GOAL_HEIGHT)."""
-GOAL_RAMP_START_Y = wp.constant(5354.7)
-"""|y| where the goal floor starts to rise (to z 16 at GOAL_BACK_CENTRE_Y)."""
-GOAL_RAMP_NORMAL = wp.constant(wp.vec2(-0.039448, 0.999222))
-"""Inward (y, z) normal of the rising floor through (GOAL_RAMP_START_Y, 0)."""
-GOAL_BACK_CENTRE_Y = wp.constant(5760.0)
-GOAL_BACK_CENTRE_Z = wp.constant(256.0)
-GOAL_BACK_RADIUS = wp.constant(240.0)
-"""The back of the net is a cylinder along x: this radius about (|y|, z) = (5760, 256), reaching |y| 6000."""
-GOAL_MOUTH_Y = wp.constant(3800.0)
-"""The goal region starts this far inside the field, so its region and the field's overlap at the mouth."""
 GOAL_SCORE_Y = wp.constant(5124.25)
 
 # ----------------------------------------------------------------------------------------- ball
