@@ -1,4 +1,5 @@
-"""Contacts of one tick: ball and cars against the arena, car against ball, car against car.
+"""Contacts of one tick: the ball against the arena, car against ball, car against car (a car's body
+against the arena: rocketrl.sim.warp.car_arena_box).
 
 Contacts are resolved with single velocity impulses (restitution and Coulomb friction, like one
 iteration of Bullet's solver) plus a position push-out (Bullet's split impulse), before positions
@@ -10,7 +11,6 @@ from __future__ import annotations
 import warp as wp
 
 from rocketrl.sim.warp import arena_mesh
-from rocketrl.sim.warp.arena_sdf import arena_distance, surface_normal
 from rocketrl.sim.warp.constants import (
     BALL_ARENA_RADIUS,
     BALL_CAR_EXTRA_FORWARD_SCALE,
@@ -24,10 +24,8 @@ from rocketrl.sim.warp.constants import (
     BUMP_MIN_FORWARD_DIST,
     CAR_INV_INERTIA,
     CAR_MASS,
-    CAR_REST_HEIGHT,
     CARBALL_FRICTION,
     CARCAR_RESTITUTION,
-    CARWORLD_RESTITUTION,
     CEILING_Z,
     DEMO_RESPAWN_TIME,
     EXTENT_X,
@@ -50,17 +48,12 @@ from rocketrl.sim.warp.layout import (
     E_TOUCHED,
     E_WAS_DEMOED,
     F_BUMP_COOLDOWN,
-    F_CONTACT_NX,
-    F_CONTACT_NY,
-    F_CONTACT_NZ,
     F_DEMO_TIMER,
     I_BUMP_OTHER,
     I_DEMOED,
     I_GROUND,
-    I_IS_JUMPING,
     I_LAST_HIT_TICK,
     I_SUPERSONIC,
-    I_WORLD_CONTACT,
     MANIFOLD_POINTS,
     SimState,
 )
@@ -85,8 +78,6 @@ EDGE_CONVEX = wp.constant(arena_mesh.EDGE_CONVEX)
 EDGE_SWAP_NORMAL_B = wp.constant(arena_mesh.EDGE_SWAP_NORMAL_B)
 EDGE_REACH = wp.constant(5.0)
 """Distance (uu) from a shared edge within which a mesh contact's normal is adjusted (Bullet's 0.1 units)."""
-CAR_CONTACT_RANGE = wp.constant(100.0)
-"""Arena distance (uu) below which a car origin's surface contacts are examined (the hitbox reaches < 98)."""
 
 
 @wp.func
@@ -687,68 +678,3 @@ def car_car_contact(s: SimState, a: int, i: int, j: int):
         s.car_vel[a, j] = vj + n * jn
     s.car_pos[a, i] = s.car_pos[a, i] - n * (0.5 * depth)
     s.car_pos[a, j] = s.car_pos[a, j] + n * (0.5 * depth)
-
-
-@wp.func
-def align_up(q: wp.quat, n: wp.vec3) -> wp.quat:
-    """Rotate orientation q by the smallest rotation that takes its up axis onto n."""
-    up = wp.quat_rotate(q, wp.vec3(0.0, 0.0, 1.0))
-    axis = wp.cross(up, n)
-    s = wp.length(axis)
-    cosine = wp.clamp(wp.dot(up, n), -1.0, 1.0)
-    if s < 1.0e-6:
-        return q
-    return wp.normalize(wp.quat_from_axis_angle(axis / s, wp.atan2(s, cosine)) * q)
-
-
-@wp.func
-def hitbox_support(q: wp.quat, n: wp.vec3) -> float:
-    """Height (uu) of the car origin above a plane of normal n that its hitbox rests on: how far the
-    hitbox reaches from the origin along -n."""
-    local = wp.quat_rotate_inv(q, -n)
-    h = HITBOX_HALF
-    reach = wp.abs(local[0]) * h[0] + wp.abs(local[1]) * h[1] + wp.abs(local[2]) * h[2]
-    return wp.dot(local, HITBOX_OFFSET) + reach
-
-
-@wp.func
-def car_arena_contact(s: SimState, a: int, c: int):
-    """Car c against the arena, as a point kept from every surface at its wheels' height or its
-    hitbox's reach.
-
-    Wheels down on a surface that is not a ceiling (up . n > 0.5, n.z > -0.5) and not moving away
-    from it: the car stands on it CAR_REST_HEIGHT above (its up axis follows the surface normal, normal
-    velocity removed). Otherwise the hitbox is kept off the surface, a contact bounces the car with
-    restitution 0.3 and is recorded (I_WORLD_CONTACT and the normal) for auto-flip and auto-roll.
-    """
-    p = s.car_pos[a, c]
-    d = arena_distance(p)
-    grounded = 0
-    touching = 0
-    if d < CAR_CONTACT_RANGE:
-        n = surface_normal(p, d)
-        q = s.car_rot[a, c]
-        v = s.car_vel[a, c]
-        vn = wp.dot(v, n)
-        up = wp.quat_rotate(q, wp.vec3(0.0, 0.0, 1.0))
-        wheels = wp.dot(up, n) > 0.5 and n[2] > -0.5
-        if wheels and d < CAR_REST_HEIGHT + 2.0 and vn <= 1.0 and s.car_i[a, c, I_IS_JUMPING] == 0:
-            grounded = 1
-            s.car_pos[a, c] = p + n * (CAR_REST_HEIGHT - d)
-            s.car_vel[a, c] = v - n * vn
-            s.car_rot[a, c] = align_up(q, n)
-            w = s.car_ang[a, c]
-            s.car_ang[a, c] = n * wp.dot(w, n)
-        else:
-            rest = wp.max(hitbox_support(q, n), CAR_REST_HEIGHT)
-            if d < rest + 2.0:
-                touching = 1
-                s.car_f[a, c, F_CONTACT_NX] = n[0]
-                s.car_f[a, c, F_CONTACT_NY] = n[1]
-                s.car_f[a, c, F_CONTACT_NZ] = n[2]
-            if d < rest:
-                s.car_pos[a, c] = p + n * (rest - d)
-                if vn < 0.0:
-                    s.car_vel[a, c] = v - n * ((1.0 + CARWORLD_RESTITUTION) * vn)
-    s.car_i[a, c, I_GROUND] = grounded
-    s.car_i[a, c, I_WORLD_CONTACT] = touching
