@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from rocketrl.sim.warp.collisions import car_inv_inertia_world
+from rocketrl.sim.warp.car_contacts import car_inv_inertia_world
 from rocketrl.sim.warp.constants import (
     BRAKE_TORQUE,
     BRAKING_NO_THROTTLE_SPEED,
