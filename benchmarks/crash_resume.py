@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import re
 import signal
@@ -39,6 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from rocketrl.infra.bench_report import kill_group, machine_info
 from rocketrl.infra.checkpoint import load_checkpoint
 from rocketrl.infra.proctree import descendants, has_proc, running
 
@@ -107,14 +107,6 @@ def wait_for_training(proc: subprocess.Popen, log: Path, timeout: float) -> bool
             return False
         time.sleep(0.2)
     return False
-
-
-def kill_group(proc: subprocess.Popen) -> None:
-    """Clean-up only: whatever a failed check left behind must not outlive the benchmark."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def sweep(args: argparse.Namespace, logdir: Path) -> dict:
@@ -216,7 +208,7 @@ def sweep(args: argparse.Namespace, logdir: Path) -> dict:
         },  # fmt: skip
         "cycles": kills,
         "final": final,
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "machine": machine_info(),
     }
     report["ok"] = (
         report["kills"] == args.kills

@@ -19,12 +19,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import time
 
 import torch
 import warp as wp
 
+from rocketrl.infra.bench_report import machine_info
 from rocketrl.sim.rocketsim import RocketSimEngine
 from rocketrl.sim.warp.engine import WarpEngine
 
@@ -109,7 +109,7 @@ def main() -> None:
     on_cpu = torch.device(args.device).type == "cpu"
     thread_counts = sorted({1, cores}) if on_cpu else [1]
     result: dict = {
-        "machine": {"cpu_count": cores, "platform": platform.platform(), "torch": torch.__version__},
+        "machine": machine_info(),
         "tick_skip": TICK_SKIP,
         "warmup_steps": args.warmup_steps,
         "warp_device": args.device,

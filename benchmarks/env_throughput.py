@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import sys
 import time
@@ -29,6 +27,7 @@ import torch
 
 from rocketrl.diagnostics.env import alternating_medians
 from rocketrl.env.batched import BatchedEnv
+from rocketrl.infra.bench_report import machine_info
 from rocketrl.sim.rocketsim import STEPPING_MODES, RocketSimEngine
 
 
@@ -174,7 +173,7 @@ def main(argv: list[str] | None = None) -> dict:
     env_rows = [bench_env(args.arenas, team, workers, args.steps, compiled) for team, workers, compiled in configs]
     result = {
         "benchmark": "env_throughput",
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "torch": torch.__version__},
+        "machine": machine_info(),
         "tick_skip": 8,
         "env": env_rows,
         "stepping_modes": bench_stepping_modes(args.arenas, 2, args.steps),

@@ -50,12 +50,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import platform
 import time
 from pathlib import Path
 
 import torch
+
+from rocketrl.infra.bench_report import git_commit, machine_info
 
 LONG_BENCHMARK = True  # `rocketrl bench` runs it only when named
 
@@ -129,7 +129,7 @@ def generalization(bot, args: argparse.Namespace, device) -> dict[str, dict]:
 
     figures = {}
     for name in GENERALIZATION_OPPONENTS:
-        match = MatchConfig(
+        match = MatchConfig.games(
             num_games=args.generalization_games,
             game_seconds=args.game_seconds,
             num_arenas=min(args.generalization_games, 50),
@@ -140,20 +140,6 @@ def generalization(bot, args: argparse.Namespace, device) -> dict[str, dict]:
         figures[name] = games_summary(result)
         print(f"generalization: {result.summary()}", flush=True)
     return figures
-
-
-def git_commit() -> str | None:
-    """The commit of the working tree (with '+dirty' when it has uncommitted changes), or None."""
-    import subprocess
-
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
 def record_line(report: dict) -> dict:
@@ -262,7 +248,7 @@ def evaluate(args: argparse.Namespace) -> None:
     config = checkpoint_config(path, meta)
     bot = policy_from_checkpoint(path, deterministic=True)
     rule = RulePolicy(seed=args.seed, compiled=True)
-    match = MatchConfig(
+    match = MatchConfig.games(
         num_games=args.games,
         game_seconds=args.game_seconds,
         num_arenas=min(args.games, 50),
@@ -271,7 +257,7 @@ def evaluate(args: argparse.Namespace) -> None:
     )
     result = play_match(bot, rule, match, "learner", "rule_policy")
     print(f"final: {result.summary()}", flush=True)
-    match.kickoff_jitter = 0.0
+    match.env.kickoff_jitter = 0.0
     exact = play_match(bot, rule, match, "learner", "rule_policy")
     print(f"exact spawns: {exact.summary()}", flush=True)
     report = {
@@ -295,7 +281,7 @@ def evaluate(args: argparse.Namespace) -> None:
         "kickoff_jitter": args.kickoff_jitter,
         "exact_kickoffs": games_summary(exact),
         "generalization": generalization(bot, args, "cpu") if args.generalization_games > 0 else {},
-        "machine": {"cpus": os.cpu_count(), "torch": torch.__version__, "python": platform.python_version()},
+        "machine": machine_info(),
     }
     text = json.dumps(report, indent=2)
     print(text)
@@ -314,7 +300,7 @@ def select_checkpoint(trainer, rule, args: argparse.Namespace, greedy: bool) -> 
     from rocketrl.league.match import MatchConfig, play_match
     from rocketrl.policy.load import policy_from_checkpoint
 
-    match = MatchConfig(
+    match = MatchConfig.games(
         num_games=args.select_games,
         game_seconds=args.game_seconds,
         num_arenas=min(args.select_games, 50),
@@ -539,7 +525,7 @@ def main() -> None:
             )
         else:
             learner = policy_from_checkpoint(chosen, device=trainer.device, deterministic=greedy)
-        match = MatchConfig(
+        match = MatchConfig.games(
             num_games=args.games,
             game_seconds=args.game_seconds,
             num_arenas=min(args.games, 50),
@@ -549,7 +535,7 @@ def main() -> None:
         result = play_match(learner, rule, match, "learner", "rule_policy", device=trainer.device)
         exact = None
         if args.kickoff_jitter > 0 and not args.no_exact:  # the same games from the exact spawns
-            match.kickoff_jitter = 0.0
+            match.env.kickoff_jitter = 0.0
             exact = play_match(learner, rule, match, "learner", "rule_policy", device=trainer.device)
         unseen = generalization(learner, args, trainer.device) if args.generalization_games > 0 else {}
     finally:
@@ -563,7 +549,7 @@ def main() -> None:
         "seed": args.seed,
         "commit": git_commit(),
         "train_engine": cfg.env.engine,
-        "eval_engine": match.engine,
+        "eval_engine": match.env.engine,
         "run": str(trainer.run_dir),
         "steps": trainer.counters.global_step,
         "train_wall_seconds": round(train_seconds, 1),
@@ -578,7 +564,7 @@ def main() -> None:
         "generalization": unseen,
         "target": {"win_rate": 0.7, "elo": 1650, "stretch_win_rate": 0.9, "stretch_elo": 1900},
         "met": final["win_rate"] >= 0.7,
-        "machine": {"cpus": os.cpu_count(), "torch": torch.__version__, "python": platform.python_version()},
+        "machine": machine_info(),
     }
     # The report is written before the picture, so a plotting failure never loses the measured figures.
     text = json.dumps(report, indent=2)

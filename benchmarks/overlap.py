@@ -24,15 +24,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
-import sys
 import time
 from collections.abc import Callable
 
 import torch
 
 from rocketrl.env.batched import BatchedEnv
+from rocketrl.infra.bench_report import machine_info
 from rocketrl.policy.actor_critic import ActorCritic
 
 OBS_SIZE = 180
@@ -244,10 +243,7 @@ def main(argv: list[str] | None = None) -> dict:
             pays[key] = ratio >= PAYS_THRESHOLD
     result = {
         "benchmark": "overlap",
-        "python": sys.version.split()[0],
-        "torch": torch.__version__,
-        "platform": platform.platform(),
-        "cpu_count": os.cpu_count(),
+        "machine": machine_info(),
         "torch_threads": torch.get_num_threads(),
         "device": str(device),
         "rounds": args.rounds,

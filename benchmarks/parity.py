@@ -13,7 +13,23 @@ flips and boost among them) the median, 90th percentile and max of the position 
 orientation error (degrees) after 0.25, 0.5 and 1 s and the share within 1 uu at 1 s; for scripted cases
 (drop, boost, flips, a double jump) each error at those times. --no-car-air leaves it out.
 
-    python benchmarks/parity.py [--out warp_parity.json] [--no-car-air]
+Car-ground report ("car_ground"): cars on the flat floor through both engines tick by tick
+(rocketrl.diagnostics.car_ground_parity): for 32 random 2 s sequences from rest (throttle, steer, boost,
+handbrake, stick held 8 ticks, at most one jump; kept if RocketSim's car stays 400 uu from the walls, away
+from the ball and with its hitbox off the floor) the median, 90th percentile and max of the position error
+(uu) and the orientation error (degrees) after 0.5, 1 and 2 s and the share within 1 uu at 1 s; for
+scripted cases (settling, throttle, boost, steering circles, coasting, braking and reversing, powerslides,
+jumps) each error at those times. --no-car-ground leaves it out.
+
+Car-wall report ("car_wall"): cars beyond the flat floor through both engines tick by tick
+(rocketrl.diagnostics.car_wall_parity): for 32 random 4 s sequences started on the four walls (throttle
+mostly forward, steer, boost, handbrake, stick held 8 ticks, at most one jump; none filtered out) the
+median, 90th percentile and max of the position error (uu) and the orientation error (degrees) after 0.5,
+1 and 4 s and the share within 1 uu at 1 s; for scripted cases (driving up the side and back walls, into a
+corner and onto the ceiling, driving, coasting, powersliding and jumping on walls, driving on the ceiling)
+each error at those times. --no-car-wall leaves it out.
+
+    python benchmarks/parity.py [--out warp_parity.json] [--no-car-air] [--no-car-ground] [--no-car-wall]
 """
 
 from __future__ import annotations
@@ -24,6 +40,8 @@ import time
 from pathlib import Path
 
 from rocketrl.diagnostics.car_air_parity import car_air_report
+from rocketrl.diagnostics.car_ground_parity import car_ground_report
+from rocketrl.diagnostics.car_wall_parity import car_wall_report
 from rocketrl.diagnostics.parity import run_all
 
 
@@ -55,6 +73,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("warp_parity.json"))
     parser.add_argument("--no-car-air", action="store_true", help="leave out the airborne car report")
+    parser.add_argument("--no-car-ground", action="store_true", help="leave out the flat-floor car report")
+    parser.add_argument("--no-car-wall", action="store_true", help="leave out the walls-and-ceiling car report")
     args = parser.parse_args()
     started = time.perf_counter()
     measures = run_all()
@@ -65,6 +85,10 @@ def main() -> None:
     }
     if not args.no_car_air:
         report["car_air"] = car_air_report()
+    if not args.no_car_ground:
+        report["car_ground"] = car_ground_report()
+    if not args.no_car_wall:
+        report["car_wall"] = car_wall_report()
     report["seconds"] = time.perf_counter() - started
     png = args.out.with_suffix(".png")
     report["plot"] = str(png) if plot(measures, png) else None

@@ -16,13 +16,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import tempfile
 import time
 from pathlib import Path
 
 import torch
+
+from rocketrl.infra.bench_report import machine_info
 
 
 def cpu_seconds() -> float:
@@ -50,7 +51,7 @@ def main() -> None:
 
     tmp = tempfile.TemporaryDirectory(prefix="rocketrl-render-bench-")
     folder = Path(tmp.name)
-    config = MatchConfig(
+    config = MatchConfig.games(
         num_games=1, game_seconds=args.seconds, overtime=False, num_arenas=1, seed=7, kickoff_jitter=5.0,
         stepping="serial", num_workers=1, replay_games="all", replay_dir=str(folder),
     )  # fmt: skip
@@ -91,7 +92,7 @@ def main() -> None:
         "target": {"view": "top", "realtime_factor": 10.0},
         "met": any(row["view"] == "top" and row["realtime_factor"] >= 10.0 for row in rows),
         "ratios": ratios,
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "torch": torch.__version__},
+        "machine": machine_info(),
     }
     print(json.dumps(report, indent=2))
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import signal
 import statistics
 import subprocess
@@ -32,6 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from rocketrl.infra.bench_report import machine_info
 from rocketrl.infra.proctree import descendants, has_proc, open_descriptors, resident_bytes
 
 PRESET = Path(__file__).resolve().parent.parent / "configs" / "presets" / "vs_rule.yaml"
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> dict:
             "run_ended_early": crashed,
             "log_tail": text[-600:] if crashed or code != 0 else None,
             "last_progress": next((line for line in reversed(text.splitlines()) if "SPS" in line), None),
-            "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+            "machine": machine_info(),
         }
     )
     report["met"] = bool(report["met"]) and not crashed and code == 0

@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import signal
 import subprocess
 import sys
@@ -43,6 +42,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from rocketrl.infra.bench_report import kill_group, machine_info
 
 AGENT_STEPS_PER_ITERATION = 50_000
 PEER_MINIBATCH_SIZE = 50_000
@@ -558,7 +559,7 @@ def _run_child(
                     break
                 time.sleep(0.5)
         finally:
-            _kill_group(process)  # env processes and anything else the child left behind
+            kill_group(process)  # env processes and anything else the child left behind
             process.wait()
         log.seek(0)
         output = log.read()
@@ -576,13 +577,6 @@ def _run_child(
     return failed
 
 
-def _kill_group(process: subprocess.Popen) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 def _versions(names: tuple[str, ...]) -> dict[str, str | None]:
     from importlib import metadata
 
@@ -593,23 +587,6 @@ def _versions(names: tuple[str, ...]) -> dict[str, str | None]:
         except metadata.PackageNotFoundError:
             found[name] = None
     return found
-
-
-def machine_info() -> dict[str, Any]:
-    import torch
-
-    info: dict[str, Any] = {
-        "cpu_count": os.cpu_count(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
-    }
-    try:
-        info["load_average_1m"] = round(os.getloadavg()[0], 2)
-    except OSError:
-        pass
-    return info
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

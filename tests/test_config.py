@@ -360,7 +360,7 @@ def test_config_to_dict_is_plain() -> None:
         (["--env.num-workers=0"], r"env\.num_workers=0"),
         (["--env.state-setter=kickof=1"], r"env\.state_setter\.kickof is not a state setter"),
         (["--env.episode-seconds=-1"], r"env\.episode_seconds=-1\.0"),
-        (["--env.action=mixed"], r"env\.action='mixed'"),
+        (["--env.action=mixed"], r"env\.action: expected one of 'discrete', 'continuous', got 'mixed'"),
         (["--speed.amp=fp16", "--run.device=cpu"], r"speed\.amp='fp16' needs CUDA"),
     ],
 )

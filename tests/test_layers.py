@@ -8,11 +8,12 @@
        cli_args.py
     5  cli.py                                        the `rocketrl` command
 
-config.py sits on the learning floor: it composes EnvConfig (env/) and LeagueConfig (league/) into the
-TrainConfig that ppo/ trains with, so it imports floors 2 and 3 and is imported by floors 3 and up.
+config.py sits on the learning floor: it is the public face of the settings, re-exporting the TrainConfig
+that ppo/train_config.py composes from each package's section (env/, ppo/, policy/, league/); nothing on
+its own floor imports it.
 cli_args.py holds the argument types that the feature commands (eval, render) and cli.py share, so it
 sits on the feature floor. Imports within a floor are allowed while they form no cycle: policy/ is
-imported by league/ and ppo/, league/ by config.py and ppo/, and none of them import back.
+imported by league/ and ppo/, league/ by ppo/, ppo/ by config.py, and none of them import back.
 
 Every `import rocketrl...` and `from ... import` counts, relative ones, those inside functions and those
 under `if TYPE_CHECKING:` included. pretrained/ and configs/ hold data, no modules.

@@ -193,7 +193,7 @@ def test_match_result_fields_and_interval() -> None:
 
 
 def test_play_match_plays_every_game_with_sides_alternating() -> None:
-    config = MatchConfig(num_games=5, game_seconds=4.0, max_overtime_seconds=2.0, num_arenas=2, stepping="serial")
+    config = MatchConfig.games(num_games=5, game_seconds=4.0, max_overtime_seconds=2.0, num_arenas=2, stepping="serial")
     result = play_match(RandomPolicy(1), RandomPolicy(2), config, "x", "y")
     assert result.num_games == 5 and [g.index for g in result.games] == list(range(5))
     # Arena 0 plays games 0, 2, 4 starting on blue; arena 1 plays 1, 3 starting on orange.
@@ -267,7 +267,7 @@ def test_top_return_episodes_and_evaluation_games_are_saved_as_replays(tmp_path:
     assert (replay.controls[-1] == 0).all() and (replay.controls[:-1] != 0).any()
     assert replay.meta["episode_return"] == pytest.approx(index[0]["return"])
 
-    match = MatchConfig(num_games=2, game_seconds=2.0, num_arenas=2, stepping="serial", overtime=False)
+    match = MatchConfig.games(num_games=2, game_seconds=2.0, num_arenas=2, stepping="serial", overtime=False)
     match.replay_games, match.replay_dir = "all", str(tmp_path / "eval")
     play_match(RandomPolicy(0), RandomPolicy(1), match, "x", "y")
     games = sorted((tmp_path / "eval").glob("game_*.safetensors"))
@@ -289,7 +289,7 @@ def test_a_reused_env_replays_the_same_match_for_the_same_seed(tmp_path: Path) -
         balls = []
         for run in ("first", "other", "again"):
             seed = 11 if run != "other" else 12
-            match = MatchConfig(num_games=2, game_seconds=3.0, num_arenas=2, overtime=False, seed=seed)
+            match = MatchConfig.games(num_games=2, game_seconds=3.0, num_arenas=2, overtime=False, seed=seed)
             match.replay_games, match.replay_dir = "all", str(tmp_path / run)
             play_match(RulePolicy(), RulePolicy(), match, "a", "b", env=env)
             balls.append(torch.stack([load_replay(p).ball_pos for p in sorted((tmp_path / run).glob("*"))]))
@@ -304,7 +304,7 @@ def test_game_replays_hold_every_goal_then_the_kickoff(tmp_path: Path) -> None:
     from rocketrl.league.replay import load_replay
     from rocketrl.policy.rule import RulePolicy
 
-    match = MatchConfig(num_games=2, game_seconds=30.0, num_arenas=2, stepping="serial", overtime=False)
+    match = MatchConfig.games(num_games=2, game_seconds=30.0, num_arenas=2, stepping="serial", overtime=False)
     match.replay_games, match.replay_dir = "all", str(tmp_path)
     result = play_match(RulePolicy(seed=0), RandomPolicy(1), match, "rule", "random")
     goals = result.goals_for + result.goals_against
@@ -388,3 +388,22 @@ def test_ranking_by_win_rate_needs_league_evaluations() -> None:
         load_config(None, ["--run.best-by", "win_rate_vs_rule"])
     with pytest.raises(ValueError, match=r"run.best_by"):
         load_config(None, ["--run.best-by", "elo"])
+
+
+def test_evaluation_arenas_start_with_the_run_and_are_kept(tmp_path: Path) -> None:
+    """The evaluation env (and its workers) exists as soon as training starts, before any evaluation, so a
+    long run does not grow by it later; every later request returns the same env."""
+    overrides = tiny_run(tmp_path) + [
+        "--run.timesteps", "128", "--run.checkpoint-interval", "10000", "--league.eval-interval", "1000000",
+    ]  # fmt: skip
+    trainer = Trainer(load_config(None, overrides))
+    try:
+        assert trainer.league is not None and trainer.league._eval_env is None
+        trainer.learn()
+        assert trainer.counters.global_step < 1_000_000  # no evaluation ran
+        env = trainer.league._eval_env
+        assert env is not None, "the evaluation arenas should start with the run"
+        assert trainer.league.evaluation_env(trainer.cfg.env) is env
+    finally:
+        trainer.close()
+    assert trainer.league._eval_env is None

@@ -70,7 +70,7 @@ def test_scripted_opponents_load_by_name_and_fit_the_policy_contract(name, cls) 
 
 
 def test_both_beat_a_random_policy_in_short_games() -> None:
-    config = MatchConfig(num_games=4, game_seconds=30.0, num_arenas=4, seed=2, stepping="serial", num_workers=1)
+    config = MatchConfig.games(num_games=4, game_seconds=30.0, num_arenas=4, seed=2, stepping="serial", num_workers=1)
     for name in ("shadow_goalie", "ball_chaser"):
         result = play_match(load_policy(name), load_policy("random"), config, name, "random")
         assert result.goals_for > result.goals_against, result.summary()

@@ -98,7 +98,7 @@ def test_entropy_weight_follows_its_schedule_update_by_update(tmp_path, monkeypa
         seen.append(args[6])  # entropy_coef, after learning_rate
         return real(*args, **kwargs)
 
-    monkeypatch.setattr("rocketrl.ppo.trainer.ppo_update", record)
+    monkeypatch.setattr("rocketrl.ppo.algorithm.ppo_update", record)
     extra = ["--run.timesteps", str(4 * BATCH), "--ppo.entropy-coef", "0.02", "--ppo.entropy-schedule", "linear",
              "--ppo.entropy-coef-end", "0.004"]  # fmt: skip
     train(small_config(tmp_path, "entropy", *extra))
@@ -175,7 +175,7 @@ def test_bf16_rollouts_act_on_a_copy_refreshed_from_the_trained_weights(tmp_path
     assert copy_ is not None and all(p.dtype == torch.bfloat16 for p in copy_.parameters())
     assert trainer.counters.updates == 2 and trainer.counters.skipped_updates == 0
     # After the update the copy lags; acting refreshes it to the bf16 cast of the trained weights.
-    model, dtype = trainer._acting_model()
+    model, dtype = trainer.algorithm.begin_rollout()
     assert model is copy_ and dtype == torch.bfloat16
     for copied, source in zip(copy_.parameters(), trainer.model.parameters(), strict=True):
         assert torch.equal(copied, source.detach().to(torch.bfloat16))
@@ -194,7 +194,7 @@ def test_bf16_rollouts_act_on_a_copy_refreshed_from_the_trained_weights(tmp_path
 def test_without_bf16_rollouts_act_on_the_model_itself(tmp_path):
     trainer = Trainer(small_config(tmp_path, "fp32"))
     try:
-        assert trainer.acting_copy is None and trainer._acting_model() == (trainer.model, torch.float32)
+        assert trainer.acting_copy is None and trainer.algorithm.begin_rollout() == (trainer.model, torch.float32)
     finally:
         trainer.close()
 

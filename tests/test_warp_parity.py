@@ -103,7 +103,7 @@ def test_eval_engine_flag_reaches_the_match(monkeypatch):
     engines = []
 
     def fake_play_match(a, b, config, name_a, name_b, device="cpu"):
-        engines.append(config.engine)
+        engines.append(config.env.engine)
         return MatchResult(name_a, name_b)
 
     monkeypatch.setattr(eval_cli, "play_match", fake_play_match)

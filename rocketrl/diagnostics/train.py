@@ -9,6 +9,7 @@ from typing import Any
 
 from rocketrl.config import TrainConfig, config_from_dict, config_to_dict
 from rocketrl.infra.gpu import GpuMonitor
+from rocketrl.ppo.train_logger import UpdateReport
 
 STAGES = ("env", "copy", "inference", "learn")
 NO_NOTICES_ENV_VAR = "ROCKETRL_DIAGNOSE_NOTICES"
@@ -24,11 +25,11 @@ class TimingRecorder:
         self.gpu: list[dict[str, float]] = []
         self._monitor: GpuMonitor | None = None
 
-    def log_update(self, trainer: Any, stats: Any, timings: dict[str, float], sps: float) -> None:
-        self.timings.append(dict(timings))
-        self.sps.append(float(sps))
+    def log_update(self, report: UpdateReport) -> None:
+        self.timings.append(dict(report.timings))
+        self.sps.append(float(report.sps))
         if self._monitor is None:
-            self._monitor = GpuMonitor(trainer.device)
+            self._monitor = GpuMonitor(report.device)
         reading = self._monitor.read()
         if reading is not None:
             self.gpu.append(reading)

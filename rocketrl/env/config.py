@@ -5,9 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from importlib import resources
 from pathlib import Path
+from typing import Literal, get_args
 
-from rocketrl.env.setters import MAX_KICKOFF_JITTER, kickoff_jitter_in_range
+from rocketrl.env.setters import MAX_KICKOFF_JITTER, STATE_SETTERS, kickoff_jitter_in_range
 from rocketrl.sim.arena import DEFAULT_TICK_SKIP
+from rocketrl.sim.modes import EngineName, SteppingMode
+from rocketrl.typecheck import at_least, field_types
+
+ActionKind = Literal["discrete", "continuous"]
 
 
 def default_rewards_path() -> Path:
@@ -27,14 +32,14 @@ class EnvConfig:
     """Cars on the orange team, 0 to 3 (asymmetric sizes allowed)."""
     tick_skip: int = DEFAULT_TICK_SKIP
     """Physics ticks per step (120 ticks per second); actions repeat for this many ticks."""
-    engine: str = "rocketsim"
+    engine: EngineName = "rocketsim"
     """Physics engine: 'rocketsim' (RocketSim on CPU threads/processes) or 'warp' (batched Warp kernels on the
     training device; see rocketrl/sim/warp)."""
-    stepping: str = "processes"
+    stepping: SteppingMode = "processes"
     """How RocketSim arenas are stepped: processes, threads, multi_step or serial."""
     num_workers: int | None = None
     """Worker processes or threads for stepping; None uses every CPU core."""
-    action: str = "discrete"
+    action: ActionKind = "discrete"
     """'discrete' (90-entry lookup table) or 'continuous' (Box(8))."""
     state_setter: dict[str, float] = field(default_factory=lambda: {"kickoff": 0.7, "random": 0.3})
     """Mix of reset states by weight: kickoff and/or random."""
@@ -58,17 +63,35 @@ class EnvConfig:
     """Seed of resets and of the engine's first kickoffs."""
 
     def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first setting out of range (types are checked by the loader)."""
         if self.num_arenas < 1:
             raise ValueError(f"env.num_arenas={self.num_arenas}: must be at least 1")
-        if self.engine not in ("rocketsim", "warp"):
-            raise ValueError(f"env.engine={self.engine!r}: choose 'rocketsim' or 'warp'")
+        if not 1 <= self.blue_size <= 3:
+            raise ValueError(f"env.blue_size={self.blue_size}: must be 1 to 3")
+        if not 0 <= self.orange_size <= 3:
+            raise ValueError(f"env.orange_size={self.orange_size}: must be 0 to 3")
+        at_least(self.tick_skip, 1, "env.tick_skip")
+        if self.num_workers is not None:
+            at_least(self.num_workers, 1, "env.num_workers")
+        unknown = sorted(set(self.state_setter) - set(STATE_SETTERS))
+        if unknown:
+            allowed = ", ".join(STATE_SETTERS)
+            raise ValueError(f"env.state_setter.{unknown[0]} is not a state setter; allowed: {allowed}")
+        at_least(self.episode_seconds, 0.0, "env.episode_seconds")
+        at_least(self.no_touch_seconds, 0.0, "env.no_touch_seconds")
+        hints = field_types(type(self))
+        for name in ("engine", "stepping", "action"):
+            allowed, value = get_args(hints[name]), getattr(self, name)
+            if value not in allowed:
+                raise ValueError(f"env.{name}={value!r}: choose one of {', '.join(map(repr, allowed))}")
         if not kickoff_jitter_in_range(self.kickoff_jitter):
             raise ValueError(
                 f"env.kickoff_jitter={self.kickoff_jitter!r}: must lie in [0, {MAX_KICKOFF_JITTER:g}] uu "
                 "(a few uu vary the kickoffs; 0 keeps the exact spawns)"
             )
-        if self.action not in ("discrete", "continuous"):
-            raise ValueError(f"env.action={self.action!r}: choose 'discrete' or 'continuous'")
 
     @classmethod
     def from_dict(cls, data: dict) -> EnvConfig:

@@ -162,15 +162,18 @@ class WeightedSetter:
         return ResetState(**merged)  # type: ignore[arg-type]
 
 
+STATE_SETTERS: tuple[str, ...] = ("kickoff", "random")
+"""The setters a {name: weight} mix may name: KickoffSetter and RandomStateSetter."""
+
+
 def make_setter(
     name_to_weight: dict[str, float], blue_size: int, orange_size: int, kickoff_jitter: float = 0.0
 ) -> StateSetter:
     """Build a setter from a {'kickoff': w, 'random': w} mix (a single entry gives that setter);
     `kickoff_jitter` (uu) goes to the KickoffSetter."""
-    known = {"kickoff": KickoffSetter, "random": RandomStateSetter}
-    unknown = sorted(set(name_to_weight) - set(known))
+    unknown = sorted(set(name_to_weight) - set(STATE_SETTERS))
     if unknown:
-        raise ValueError(f"state setter {unknown[0]!r} is unknown; choose from {', '.join(known)}")
+        raise ValueError(f"state setter {unknown[0]!r} is unknown; choose from {', '.join(STATE_SETTERS)}")
     for name, weight in name_to_weight.items():
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) or weight < 0:
             raise ValueError(f"state_setter.{name}={weight!r}: a weight must be a finite number >= 0")

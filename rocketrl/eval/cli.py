@@ -134,7 +134,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     blue, orange = args.team_size
     results: list[MatchResult] = []
     for a, b in pairings:
-        config = MatchConfig(
+        config = MatchConfig.games(
             num_games=args.num_games,
             blue_size=blue,
             orange_size=orange,

@@ -15,6 +15,7 @@ checkpoint, snapshot, evaluation and stage change).
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -30,11 +31,28 @@ from rocketrl.league.match import MatchConfig, MatchResult, game_env_config, pla
 from rocketrl.league.plan import ArenaPlan
 from rocketrl.league.ratings import RatingTable
 from rocketrl.league.top_replays import TopEpisodeReplays
-from rocketrl.policy.actor_critic import PolicyActor
+from rocketrl.policy.actor_critic import ActorCritic, PolicyActor
 from rocketrl.policy.base import Policy, PolicyDriver
 from rocketrl.policy.load import RULE_POLICY, policy_from_checkpoint
+from rocketrl.policy.normalize import ObservationNormalizer
 
 LEARNER = "learner"
+
+
+@dataclass
+class LearnerSnapshot:
+    """The learner as the league sees it after an update: the hand-off from the runner."""
+
+    model: ActorCritic
+    """The network (its current weights)."""
+    obs_norm: ObservationNormalizer
+    """The observation normalizer (saved with snapshots whether or not it is used)."""
+    normalize_observations: bool
+    """Whether the policy acts on normalized observations (ppo.normalize_observations)."""
+    config_dict: dict
+    """The run's resolved configuration, kept with each snapshot."""
+    env_config: EnvConfig
+    """The training arenas' settings (tick skip, engine, stepping) that evaluation games follow."""
 
 
 class League:
@@ -161,30 +179,35 @@ class League:
         self.next_snapshot = (step // self.config.snapshot_interval + 1) * self.config.snapshot_interval
         return name
 
-    def evaluate(self, learner: PolicyActor, env_config: EnvConfig, step: int) -> dict[str, MatchResult]:
-        """Evaluation matches of the learner vs RulePolicy and vs a sampled snapshot; ratings updated."""
+    def evaluation_env(self, env_config: EnvConfig) -> BatchedEnv:
+        """The arenas the evaluation games are played in, for the current stage's team sizes: built once and
+        kept (rebuilt only when a curriculum stage changes the team sizes). The trainer builds it at start-up
+        when evaluations are on, so a run holds its evaluation workers from the start instead of growing by
+        them at the first evaluation."""
         stage = self.stage(env_config)
         cfg = self.config
-        if self._eval_env is None or (self._eval_env.config.blue_size, self._eval_env.config.orange_size) != (
-            stage.blue_size,
-            stage.orange_size,
-        ):
+        sizes = (stage.blue_size, max(1, stage.orange_size))
+        if self._eval_env is None or (self._eval_env.config.blue_size, self._eval_env.config.orange_size) != sizes:
             self.close()
             self._eval_env = BatchedEnv(
                 game_env_config(
                     min(cfg.eval_games, 32),
-                    stage.blue_size,
-                    max(1, stage.orange_size),
-                    env_config.tick_skip,
-                    env_config.engine,
-                    env_config.stepping,
-                    env_config.num_workers,
+                    *sizes,
+                    tick_skip=env_config.tick_skip,
+                    engine=env_config.engine,
+                    stepping=env_config.stepping,
+                    num_workers=env_config.num_workers,
                     seed=self.seed + 7919,
                     kickoff_jitter=cfg.eval_kickoff_jitter,
                 ),
                 device=self.device,
             )
-        env = self._eval_env
+        return self._eval_env
+
+    def evaluate(self, learner: PolicyActor, env_config: EnvConfig, step: int) -> dict[str, MatchResult]:
+        """Evaluation matches of the learner vs RulePolicy and vs a sampled snapshot; ratings updated."""
+        cfg = self.config
+        env = self.evaluation_env(env_config)
         replays = str(self.run_dir / "replays" / f"eval_{step:012d}") if cfg.eval_replays else None
         results: dict[str, MatchResult] = {}
         opponents: list[tuple[str, Policy, int]] = [(RULE_POLICY, self.rule, cfg.eval_games)]
@@ -193,7 +216,7 @@ class League:
             name = pool[int(self.picks.choice(len(pool), p=probs))]
             opponents.append((name, self.snapshot_policy(name), max(2, cfg.eval_games // 2)))
         for name, policy, games in opponents:
-            match = MatchConfig(
+            match = MatchConfig.games(
                 num_games=games,
                 game_seconds=cfg.eval_game_seconds,
                 max_overtime_seconds=cfg.eval_game_seconds,
@@ -210,20 +233,20 @@ class League:
         self.last_eval = {"step": step, "results": summaries}
         return results
 
-    def after_update(self, trainer, step: int) -> str | None:
+    def after_update(self, learner: LearnerSnapshot, step: int) -> str | None:
         """Snapshots, evaluation and the curriculum after an update; returns a reason if the stage changed."""
         cfg = self.config
         news = False
         if step >= self.next_snapshot:
-            self.add_snapshot(trainer.model, trainer.obs_norm, trainer.config_dict, step)
+            self.add_snapshot(learner.model, learner.obs_norm, learner.config_dict, step)
             news = True
         if self.next_eval is not None and step >= self.next_eval:
-            learner = PolicyActor(
-                trainer.model,
-                trainer.obs_norm if trainer.cfg.ppo.normalize_observations else None,
+            actor = PolicyActor(
+                learner.model,
+                learner.obs_norm if learner.normalize_observations else None,
                 deterministic=cfg.eval_deterministic,
             )
-            self.evaluate(learner, trainer.cfg.env, step)
+            self.evaluate(actor, learner.env_config, step)
             self.next_eval = (step // cfg.eval_interval + 1) * cfg.eval_interval
             news = True
         changed = None

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -27,39 +28,23 @@ from rocketrl.sim.arena import BLUE_TEAM
 
 @dataclass
 class MatchConfig:
-    """How a match between two policies is played."""
+    """How a match between two policies is played: the games' rules, and the arenas (an EnvConfig)."""
 
     num_games: int = 25
     """Games to play."""
-    blue_size: int = 1
-    """Cars on blue."""
-    orange_size: int = 1
-    """Cars on orange."""
     game_seconds: float = 300.0
     """Game clock, seconds of game time."""
     overtime: bool = True
     """Level at the end of the clock: play on until the next goal (else the game is a draw)."""
     max_overtime_seconds: float = 300.0
     """Overtime longer than this ends in a draw."""
-    num_arenas: int | None = None
-    """Arenas played side by side; None: min(num_games, 64)."""
-    tick_skip: int = 8
-    """Physics ticks per step."""
-    seed: int = 0
-    """Seed of the arenas."""
-    kickoff_jitter: float = 0.0
-    """Move each car's kickoff spawn by up to this many uu in x and y (see KickoffSetter). Greedy policies
-    replay the same kickoff from the same spawn; a few uu make their games independent trials."""
-    engine: str = "rocketsim"
-    """Physics engine."""
-    stepping: str = "processes"
-    """How RocketSim arenas are stepped."""
-    num_workers: int | None = None
-    """Stepping workers; None: every core."""
     replay_games: tuple[int, ...] | str = ()
     """Game indices to save as replays, or 'all'."""
     replay_dir: str | None = None
     """Folder for replays (needed when replay_games is set)."""
+    env: EnvConfig = field(default_factory=lambda: game_env_config(25, 1, 1))
+    """The arenas the games are played in (team sizes, tick skip, engine, stepping, seed, kickoff jitter):
+    every reset a kickoff and only the game clock ending a game, as `game_env_config` builds them."""
 
     def __post_init__(self) -> None:
         if self.num_games < 1:
@@ -68,6 +53,27 @@ class MatchConfig:
             raise ValueError(f"game_seconds={self.game_seconds}: must be positive")
         if self.replay_games and self.replay_dir is None:
             raise ValueError("replay_games is set but replay_dir is not: give a folder for the replays")
+
+    @classmethod
+    def games(
+        cls,
+        num_games: int = 25,
+        *,
+        game_seconds: float = 300.0,
+        overtime: bool = True,
+        max_overtime_seconds: float = 300.0,
+        replay_games: tuple[int, ...] | str = (),
+        replay_dir: str | None = None,
+        num_arenas: int | None = None,
+        blue_size: int = 1,
+        orange_size: int = 1,
+        **arena_settings: Any,
+    ) -> MatchConfig:
+        """A match of `num_games` games in min(num_games, 64) arenas (or `num_arenas`) of `blue_size` v
+        `orange_size`; `arena_settings` are further EnvConfig fields (tick_skip, engine, stepping,
+        num_workers, seed, kickoff_jitter)."""
+        env = game_env_config(num_arenas or min(num_games, 64), blue_size, orange_size, **arena_settings)
+        return cls(num_games, game_seconds, overtime, max_overtime_seconds, replay_games, replay_dir, env)
 
 
 @dataclass
@@ -123,33 +129,14 @@ class MatchResult:
         )
 
 
-def game_env_config(
-    num_arenas: int,
-    blue_size: int,
-    orange_size: int,
-    tick_skip: int = 8,
-    engine: str = "rocketsim",
-    stepping: str = "processes",
-    num_workers: int | None = None,
-    seed: int = 0,
-    kickoff_jitter: float = 0.0,
-) -> EnvConfig:
-    """Arenas for full games: every reset is a kickoff (spawns moved by up to `kickoff_jitter` uu) and only
-    the game clock ends a game."""
-    return EnvConfig(
-        num_arenas=num_arenas,
-        blue_size=blue_size,
-        orange_size=orange_size,
-        tick_skip=tick_skip,
-        engine=engine,
-        stepping=stepping,
-        num_workers=num_workers,
-        state_setter={"kickoff": 1.0},
-        kickoff_jitter=kickoff_jitter,
-        episode_seconds=0.0,
-        no_touch_seconds=0.0,
-        seed=seed,
-    )
+def game_env_config(num_arenas: int, blue_size: int, orange_size: int, **settings: Any) -> EnvConfig:
+    """Arenas for full games: every reset is a kickoff (spawns moved by up to `kickoff_jitter` uu, one of
+    `settings`, the other EnvConfig fields) and only the game clock ends a game."""
+    game_rules = {"state_setter": {"kickoff": 1.0}, "episode_seconds": 0.0, "no_touch_seconds": 0.0}
+    clash = sorted(set(settings) & set(game_rules))
+    if clash:
+        raise ValueError(f"{clash[0]}: full games always reset to kickoffs and end only by the clock")
+    return EnvConfig(num_arenas=num_arenas, blue_size=blue_size, orange_size=orange_size, **game_rules, **settings)
 
 
 def play_match(
@@ -166,32 +153,18 @@ def play_match(
 
     on_step(env) runs after every step (before any kickoff reset), e.g. to stream the game to a viewer.
 
-    `env` reuses an existing BatchedEnv (its arenas, team sizes, tick skip and kickoff jitter are used,
-    the rest of `config` still applies); it is reseeded with `config.seed` and reset, not closed, so a
-    match plays the same kickoffs whatever the env played before.
+    `env` reuses an existing BatchedEnv in place of `config.env` (its arenas, team sizes, tick skip and
+    kickoff jitter are used); it is reseeded with `config.env.seed` and reset, not closed, so a match plays
+    the same kickoffs whatever the env played before.
     """
     config = config or MatchConfig()
     device = torch.device(device)
     started = time.perf_counter()
     own_env = env is None
     if env is None:
-        arenas = config.num_arenas or min(config.num_games, 64)
-        env = BatchedEnv(
-            game_env_config(
-                arenas,
-                config.blue_size,
-                config.orange_size,
-                config.tick_skip,
-                config.engine,
-                config.stepping,
-                config.num_workers,
-                config.seed,
-                config.kickoff_jitter,
-            ),
-            device=device,
-        )
+        env = BatchedEnv(config.env, device=device)
     else:
-        env.seed(config.seed)
+        env.seed(config.env.seed)
     try:
         return _play(env, policy_a, policy_b, config, name_a, name_b, device, started, on_step)
     finally:
@@ -352,4 +325,4 @@ class _Recorders:
         recorder, game, a_team = entry
         blue, orange = self.names if a_team == 0 else self.names[::-1]
         path = Path(self.config.replay_dir) / f"game_{game:04d}.safetensors"
-        recorder.save(path, blue_policy=blue, orange_policy=orange, game=game, seed=self.config.seed)  # type: ignore[attr-defined]
+        recorder.save(path, blue_policy=blue, orange_policy=orange, game=game, seed=self.config.env.seed)  # type: ignore[attr-defined]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from rocketrl.config import TrainConfig, config_to_dict, save_resolved_config
+from rocketrl.ppo.train_config import TrainConfig, config_to_dict, save_resolved_config
 
 if TYPE_CHECKING:
     from rocketrl.env.batched import BatchedEnv

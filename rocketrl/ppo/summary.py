@@ -10,10 +10,11 @@ if TYPE_CHECKING:
 
 def _precision_text(trainer: Trainer) -> str:
     """fp32, or the autocast dtype and how the rollouts act."""
+    chosen = f" (speed.amp auto: {trainer.amp_reason})" if trainer.cfg.speed.amp == "auto" else ""
     if trainer.amp_dtype is None:
-        return "fp32"
+        return "fp32" + chosen
     acting = "a bf16 copy of the weights" if trainer.acting_copy is not None else "autocast"
-    return f"{trainer.cfg.speed.amp} autocast in the update, rollouts act on {acting}"
+    return f"{trainer.amp_mode} autocast in the update, rollouts act on {acting}{chosen}"
 
 
 def summarize(trainer: Trainer) -> str:
@@ -42,7 +43,8 @@ def summarize(trainer: Trainer) -> str:
         + (f" or {cfg.run.checkpoint_minutes:g} minutes" if cfg.run.checkpoint_minutes is not None else "")
         + f", keep best {cfg.run.keep_best} by {cfg.run.best_by}",
         f"timesteps     {cfg.run.timesteps:,}",
-        f"speed         amp={sp.amp}{' (fp32 on this device)' if sp.amp == 'fp16' and not cuda else ''}, "
+        f"speed         amp={sp.amp}{' (fp32 on this device)' if sp.amp == 'fp16' and not cuda else ''}"
+        f"{' -> ' + trainer.amp_mode if sp.amp == 'auto' else ''}, "
         f"compile={'on' if sp.compile else 'off'}, compile_env={'on' if cfg.env.compile else 'off'}, "
         f"compile_rule={'on' if sp.compile_rule else 'off'}, "
         f"pinned host memory={'off' if not cfg.env.pin_memory else 'active' if cuda else 'inactive on CPU'}, "

@@ -9,18 +9,44 @@ CUDA gpu/util (%) and gpu/memory (GiB) through NVML.
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-import numpy as np
+import torch
 
 from rocketrl.infra.console import console_can_print_unicode
 from rocketrl.infra.gpu import GpuMonitor
-
-if TYPE_CHECKING:
-    from rocketrl.ppo.trainer import Trainer, UpdateStats
+from rocketrl.ppo.update import UpdateStats
 
 LOSS_NAMES = ("policy", "value", "entropy", "approx_kl", "clipfrac", "explained_variance", "grad_norm")
+
+
+@dataclass
+class UpdateReport:
+    """What the runner reports after each update: the hand-off to the logger."""
+
+    step: int
+    """Agent-steps so far."""
+    updates: int
+    skipped_updates: int
+    stats: UpdateStats
+    """The update's loss terms, grad norm, explained variance, learning rate and entropy weight."""
+    timings: dict[str, float]
+    """Seconds of the iteration by phase: env, copy, inference, learn (and league)."""
+    sps: float
+    """Agent-steps per second of the iteration."""
+    mean_return: float
+    """Mean learner return of the last 100 episodes (nan before the first)."""
+    mean_length: float
+    """Mean length (steps) of the last 100 episodes (nan before the first)."""
+    touch_rate: float
+    """Mean touches per car per minute of game time of the last 100 episodes (nan before the first)."""
+    reward_terms: dict[str, float] = field(default_factory=dict)
+    """Mean of each reward term since the last report."""
+    league: dict[str, float] = field(default_factory=dict)
+    """The league's scalars (Elo, OpenSkill, win rates), empty without a league."""
+    device: torch.device = field(default_factory=lambda: torch.device("cpu"))
 
 
 class TrainLogger:
@@ -56,33 +82,30 @@ class TrainLogger:
                 self._live = Live(console=self._console, refresh_per_second=4, transient=False)
                 self._live.start()
 
-    def log_update(self, trainer: Trainer, stats: UpdateStats, timings: dict[str, float], sps: float) -> None:
-        step = trainer.counters.global_step
+    def log_update(self, report: UpdateReport) -> None:
+        r, stats, timings = report, report.stats, report.timings
+        step = r.step
         self._pending: dict[str, float] = {}
-        self._scalar("charts/SPS", sps, step)
+        self._scalar("charts/SPS", r.sps, step)
         for name in LOSS_NAMES:
             if name in stats.values:
                 self._scalar(f"losses/{name}", stats.values[name], step)
         self._scalar("charts/learning_rate", stats.values.get("learning_rate", 0.0), step)
         if "entropy_coef" in stats.values:
             self._scalar("charts/entropy_coef", stats.values["entropy_coef"], step)
-        mean_return = float(np.mean(trainer.recent_returns)) if trainer.recent_returns else float("nan")
-        mean_length = float(np.mean(trainer.recent_lengths)) if trainer.recent_lengths else float("nan")
-        if trainer.recent_returns:
-            self._scalar("charts/episode_return", mean_return, step)
-            self._scalar("charts/episode_length", mean_length, step)
-            self._scalar("charts/touches_per_minute", float(np.mean(trainer.recent_touch_rates)), step)
-        for term, value in trainer.env.reward_fn.term_means().items():
+        if not math.isnan(r.mean_return):
+            self._scalar("charts/episode_return", r.mean_return, step)
+            self._scalar("charts/episode_length", r.mean_length, step)
+            self._scalar("charts/touches_per_minute", r.touch_rate, step)
+        for term, value in r.reward_terms.items():
             self._scalar(f"rewards/{term}", value, step)
         for phase, seconds in timings.items():
             self._scalar(f"time/{phase}", seconds, step)
-        self._scalar("charts/skipped_updates", trainer.counters.skipped_updates, step)
-        league = getattr(trainer, "league", None)
-        league_scalars = league.scalars() if league is not None else {}
-        for name, value in league_scalars.items():
+        self._scalar("charts/skipped_updates", r.skipped_updates, step)
+        for name, value in r.league.items():
             self._scalar(name, value, step)
         if self.gpu is None:
-            self.gpu = GpuMonitor(trainer.device)
+            self.gpu = GpuMonitor(r.device)
         gpu = self.gpu.read()
         if gpu is not None:
             self._scalar("gpu/util", gpu["util"], step)
@@ -92,20 +115,19 @@ class TrainLogger:
         if self.quiet:
             return
         done = min(1.0, step / max(1, self.total_steps))
-        touch_rate = float(np.mean(trainer.recent_touch_rates)) if trainer.recent_touch_rates else float("nan")
         line = (
-            f"{step:>11,}/{self.total_steps:,} ({done:6.1%})  SPS {sps:>8,.0f}  return {mean_return:8.3f}  "
-            f"len {mean_length:6.1f}  touch/min {touch_rate:5.2f}  kl {stats.values.get('approx_kl', 0.0):.4f}  "
+            f"{step:>11,}/{self.total_steps:,} ({done:6.1%})  SPS {r.sps:>8,.0f}  return {r.mean_return:8.3f}  "
+            f"len {r.mean_length:6.1f}  touch/min {r.touch_rate:5.2f}  kl {stats.values.get('approx_kl', 0.0):.4f}  "
             f"ev {stats.values.get('explained_variance', 0.0):5.2f}  "
             f"env {timings['env']:.2f}s copy {timings.get('copy', 0.0):.2f}s "
             f"inf {timings['inference']:.2f}s learn {timings['learn']:.2f}s"
         )
-        if league_scalars:
-            line += f"  elo {league_scalars['league/elo']:.0f}"
-            if "league/win_rate_vs_rule" in league_scalars:
-                line += f"  vs rule {league_scalars['league/win_rate_vs_rule']:.0%}"
+        if r.league:
+            line += f"  elo {r.league['league/elo']:.0f}"
+            if "league/win_rate_vs_rule" in r.league:
+                line += f"  vs rule {r.league['league/win_rate_vs_rule']:.0%}"
         if self._live is not None:
-            self._live.update(self._panel(trainer, stats, timings, sps, done, mean_return, mean_length, touch_rate))
+            self._live.update(self._panel(r, done))
         elif self._console is not None:
             bar = "█" * int(done * 20) + "░" * (20 - int(done * 20))
             self._console.print(f"[bold cyan]{bar}[/] {line}", highlight=False)
@@ -117,31 +139,19 @@ class TrainLogger:
         self.writer.add_scalar(tag, value, step)
         self._pending[tag] = float(value)
 
-    def _panel(
-        self,
-        trainer: Trainer,
-        stats: UpdateStats,
-        timings: dict[str, float],
-        sps: float,
-        done: float,
-        mean_return: float,
-        mean_length: float,
-        touch_rate: float,
-    ) -> object:
+    def _panel(self, r: UpdateReport, done: float) -> object:
         """The live view: progress bar, then a table of play, losses and where the time goes."""
         from rich.progress_bar import ProgressBar
         from rich.table import Table
 
-        c, v = trainer.counters, stats.values
+        v, timings = r.stats.values, r.timings
         table = Table.grid(padding=(0, 3))
         for _ in range(6):
             table.add_column(justify="right")
         total = sum(timings.values()) or 1.0
+        table.add_row("step", f"{r.step:,} / {self.total_steps:,}", "SPS", f"{r.sps:,.0f}", "updates", f"{r.updates}")
         table.add_row(
-            "step", f"{c.global_step:,} / {self.total_steps:,}", "SPS", f"{sps:,.0f}", "updates", f"{c.updates}"
-        )
-        table.add_row(
-            "return", f"{mean_return:.3f}", "length", f"{mean_length:.1f}", "touches/min", f"{touch_rate:.2f}"
+            "return", f"{r.mean_return:.3f}", "length", f"{r.mean_length:.1f}", "touches/min", f"{r.touch_rate:.2f}"
         )
         table.add_row(
             "policy", f"{v.get('policy', 0.0):.4f}", "value", f"{v.get('value', 0.0):.4f}",

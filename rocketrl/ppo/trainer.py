@@ -6,11 +6,9 @@ so B = arenas x cars agents act in one batched forward pass. `Trainer.learn()` r
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import signal
 import time
-import warnings
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,20 +16,20 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from rocketrl.config import TrainConfig, config_to_dict
-from rocketrl.env.batched import BatchedEnv, StepResult
+from rocketrl.env.batched import BatchedEnv
 from rocketrl.env.config import EnvConfig
 from rocketrl.infra.checkpoint import CheckpointManager, load_checkpoint, rng_state, set_rng_state
 from rocketrl.infra.notify import DiscordNotifier
-from rocketrl.league.league import League
-from rocketrl.policy.actor_critic import ActorCritic, reset_state
+from rocketrl.league.league import League, LearnerSnapshot
+from rocketrl.league.learner_env import LearnerEnv
+from rocketrl.policy.actor_critic import ActorCritic
 from rocketrl.policy.normalize import ObservationNormalizer
-from rocketrl.ppo.gae import compute_gae
-from rocketrl.ppo.normalize import ReturnScaler
+from rocketrl.ppo.algorithm import PPO
 from rocketrl.ppo.run_setup import make_run_dir, uses_league, verify
-from rocketrl.ppo.schedules import Schedule
 from rocketrl.ppo.storage import RolloutStorage
-from rocketrl.ppo.update import UpdateStats, ppo_update
+from rocketrl.ppo.train_config import TrainConfig, config_to_dict
+from rocketrl.ppo.train_logger import UpdateReport
+from rocketrl.ppo.update import UpdateStats
 
 
 def resolve_device(name: str) -> torch.device:
@@ -73,46 +71,24 @@ class Trainer:
             else None
         )
         self.env = env if env is not None else BatchedEnv(self._stage_env_config(), device=self.device)
-        discrete = self.env.action_parser.kind == "discrete"
-        m, p = cfg.model, cfg.ppo
-        self.model = ActorCritic(
+        self.algorithm = PPO(
+            cfg.ppo,
+            cfg.model,
+            cfg.speed,
             self.env.obs_size,
             self.env.action_parser.num_actions,
-            discrete=discrete,
-            actor_hidden=m.actor_hidden,
-            critic_hidden=m.critic_hidden,
-            activation=m.activation,
-            lstm_hidden=m.lstm_hidden if m.lstm else None,
-        ).to(self.device)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5)
-        self.lr_schedule = Schedule(kind=p.lr_schedule, start=p.learning_rate, end=p.resolved_lr_end)
-        self.entropy_schedule = Schedule(kind=p.entropy_schedule, start=p.entropy_coef, end=p.resolved_entropy_coef_end)
-        self.obs_norm = ObservationNormalizer(self.env.obs_size, self.device, clip=p.obs_clip)
-        self.return_scaler: ReturnScaler | None = None
+            discrete=self.env.action_parser.kind == "discrete",
+            device=self.device,
+            seed=cfg.run.seed,
+            debug=cfg.run.debug,
+        )
         self._setup_agents()
         self.counters = Counters()
         self.checkpoint_step: int | None = None
         """Step of the last checkpoint saved or resumed from; None before the first."""
-        sp = cfg.speed
-        # Mixed precision: bf16 autocast on any device; fp16 (CUDA only) with a gradient scaler.
-        self.amp_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(sp.amp)
-        if self.amp_dtype == torch.float16 and self.device.type != "cuda":
-            warnings.warn(
-                "speed.amp='fp16' needs CUDA; training in fp32 on this device (bf16 works on CPU)", stacklevel=2
-            )
-            self.amp_dtype = None
-        self.scaler = torch.amp.GradScaler("cuda", enabled=sp.amp == "fp16" and self.device.type == "cuda")
-        if sp.compile:
-            self._compile_model()
-        # bf16 on a feed-forward network: rollouts act on a bf16 copy of the weights, refreshed before each
-        # rollout. Autocast would recast every weight at every forward, which costs as much as the small
-        # acting batches' matmuls on a CPU.
-        self.acting_copy: ActorCritic | None = None
-        if self.amp_dtype == torch.bfloat16 and not m.lstm and not sp.compile:
-            self.acting_copy = copy.deepcopy(self.model).to(torch.bfloat16).requires_grad_(False)
+        self.algorithm.setup_precision()
         self.checkpoints = CheckpointManager(self.run_dir / "checkpoints", keep_best=cfg.run.keep_best)
         self.notifier = DiscordNotifier(cfg.run.discord_webhook_env, self.run_dir.name)
-        self.shuffle = torch.Generator(device=self.device).manual_seed(cfg.run.seed)
         self.recent_returns: deque[float] = deque(maxlen=100)
         self.recent_lengths: deque[float] = deque(maxlen=100)
         self.recent_touch_rates: deque[float] = deque(maxlen=100)
@@ -127,33 +103,12 @@ class Trainer:
         return dataclasses.replace(self.cfg.env, blue_size=stage.blue_size, orange_size=stage.orange_size)
 
     def _setup_agents(self) -> None:
-        """Who the learner drives (the arena plan), and the storage and return scaler sized for it."""
-        p, m = self.cfg.ppo, self.cfg.model
-        self.plan = self.league.make_plan(self.env.config) if self.league is not None else None
-        if self.plan is not None and self.plan.pure_selfplay:
-            self.plan = None  # the learner drives every car: the plain self-play path
-        self.num_agents = self.plan.num_learners if self.plan else self.env.num_arenas * self.env.num_cars
-        units = self.num_agents * (p.rollout_steps // m.sequence_length if m.lstm else p.rollout_steps)
-        if p.minibatches > units:
-            raise ValueError(
-                f"ppo.minibatches={p.minibatches}: more minibatches than the {units} samples (or sequences) of a "
-                f"rollout of {self.num_agents} learner agents; lower ppo.minibatches or raise env.num_arenas"
-            )
-        previous = self.return_scaler
-        self.return_scaler = ReturnScaler(self.num_agents, p.gamma, self.device, clip=p.reward_clip)
-        if previous is not None:  # a new stage keeps the return statistics, not the per-agent returns
-            self.return_scaler.rms.load_state_dict(previous.rms.state_dict())
-        discrete = self.env.action_parser.kind == "discrete"
-        self.storage = RolloutStorage(
-            p.rollout_steps,
-            self.num_agents,
-            self.env.obs_size,
-            () if discrete else (self.env.action_parser.num_actions,),
-            torch.long if discrete else torch.float32,
-            self.device,
-            lstm_hidden=m.lstm_hidden if m.lstm else None,
-            sequence_length=m.sequence_length,
-        )
+        """The arenas as the learner sees them (who drives which car), and the algorithm's storage sized
+        for its agents."""
+        self.learner_env = LearnerEnv(self.env, self.league, self.device)
+        self.plan = self.learner_env.plan
+        self.num_agents = self.learner_env.num_agents
+        self.algorithm.resize(self.num_agents)
 
     def _enter_stage(self) -> None:
         """Rebuild the arenas for the current curriculum stage's team sizes (same network)."""
@@ -169,52 +124,48 @@ class Trainer:
         if torch.get_num_threads() != wanted:
             torch.set_num_threads(wanted)
 
-    def _autocast(self) -> torch.autocast:
-        return torch.autocast(
-            self.device.type, dtype=self.amp_dtype or torch.float32, enabled=self.amp_dtype is not None
-        )
+    # ------------------------------------------------------------------ the algorithm's parts
+    @property
+    def model(self) -> ActorCritic:
+        return self.algorithm.model
 
-    def _acting_model(self) -> tuple[ActorCritic, torch.dtype]:
-        """The network that acts in rollouts and its input dtype: the bf16 copy (weights refreshed from the
-        model now) when there is one, else the model itself with float32 inputs."""
-        if self.acting_copy is None:
-            return self.model, torch.float32
-        with torch.no_grad():
-            for copied, source in zip(self.acting_copy.parameters(), self.model.parameters(), strict=True):
-                copied.copy_(source)
-        return self.acting_copy, torch.bfloat16
+    @property
+    def optimizer(self) -> torch.optim.Optimizer:
+        return self.algorithm.optimizer
 
-    def _compile_model(self) -> None:
-        """torch.compile the actor and critic in place (state_dict keys unchanged); eager on failure.
+    @property
+    def obs_norm(self) -> ObservationNormalizer:
+        return self.algorithm.obs_norm
 
-        One warm-up forward compiles both now, so a failure shows at start-up; RNG is left untouched.
-        """
-        rng = torch.get_rng_state()
-        try:
-            self.model.actor.compile()
-            self.model.critic.compile()
-            dummy = torch.zeros(2, self.model.obs_size, device=self.device)
-            with torch.no_grad(), self._autocast():
-                self.model.act(dummy, self.model.initial_state(2, self.device))
-        except Exception as error:  # any backend failure: eager computes the same values
-            warnings.warn(f"speed.compile: torch.compile failed ({error!r}); using eager mode", stacklevel=2)
-            self.model.actor._compiled_call_impl = None
-            self.model.critic._compiled_call_impl = None
-        finally:
-            torch.set_rng_state(rng)
+    @property
+    def storage(self) -> RolloutStorage:
+        assert self.algorithm.storage is not None
+        return self.algorithm.storage
+
+    @property
+    def amp_mode(self) -> str:
+        return self.algorithm.amp_mode
+
+    @property
+    def amp_reason(self) -> str:
+        return self.algorithm.amp_reason
+
+    @property
+    def amp_dtype(self) -> torch.dtype | None:
+        return self.algorithm.amp_dtype
+
+    @property
+    def acting_copy(self) -> ActorCritic | None:
+        return self.algorithm.acting_copy
 
     # ---------------------------------------------------------------------------------- state
     def state_dict(self) -> dict:
         """Everything needed to continue this run exactly (tensors and JSON-able values)."""
         return {
-            "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "obs_norm": self.obs_norm.state_dict(),
-            "return_scaler": self.return_scaler.state_dict(),
+            **self.algorithm.state_dict(),
             "counters": vars(self.counters).copy(),
             "rng": rng_state(),
             "env_generator": self.env.generator.get_state(),
-            "shuffle_generator": self.shuffle.get_state(),
             "recent_returns": list(self.recent_returns),
             "recent_lengths": list(self.recent_lengths),
             "recent_touch_rates": list(self.recent_touch_rates),
@@ -227,15 +178,11 @@ class Trainer:
             self.league.load_state_dict(state["league"])
             if self.league.curriculum is not None and self.league.curriculum.index != stage:
                 self._enter_stage()
-        self.model.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.obs_norm.load_state_dict(state["obs_norm"])
-        self.return_scaler.load_state_dict(state["return_scaler"])
+        self.algorithm.load_state_dict(state)
         self.counters = Counters(**state["counters"])
         self.checkpoint_step = self.counters.global_step
         set_rng_state(state["rng"])
         self.env.generator.set_state(state["env_generator"].cpu())
-        self.shuffle.set_state(state["shuffle_generator"].to(self.shuffle.device))
         self.recent_returns = deque(state["recent_returns"], maxlen=100)
         self.recent_lengths = deque(state["recent_lengths"], maxlen=100)
         self.recent_touch_rates = deque(state["recent_touch_rates"], maxlen=100)
@@ -288,6 +235,8 @@ class Trainer:
         self._install_signal_handlers()
         if self.league is not None and not self.league.snapshots:
             self.league.add_snapshot(self.model, self.obs_norm, self.config_dict, self.counters.global_step)
+        if self.league is not None and cfg.league.eval_interval:
+            self.league.evaluation_env(cfg.env)  # its workers start now, not at the first evaluation
         obs, state, episode_start = self._restart_episodes()
         next_checkpoint = (self.counters.global_step // cfg.run.checkpoint_interval + 1) * cfg.run.checkpoint_interval
         saved_at = -1
@@ -302,8 +251,7 @@ class Trainer:
                     break
                 started = time.perf_counter()
                 timings = {"env": 0.0, "copy": 0.0, "inference": 0.0, "learn": 0.0}
-                if self.plan is not None:
-                    self.league.assign_opponents(self.plan)  # type: ignore[union-attr]
+                self.learner_env.assign_opponents()
                 self._set_threads(self.cfg.speed.rollout_threads)
                 obs, state, episode_start = self._collect(obs, state, episode_start, timings)
                 self._set_threads(self.cfg.speed.learn_threads)
@@ -314,7 +262,10 @@ class Trainer:
                 if self.league is not None:
                     t0 = time.perf_counter()
                     self._set_threads(self.cfg.speed.rollout_threads)  # evaluation games step and act
-                    changed = self.league.after_update(self, self.counters.global_step)
+                    learner = LearnerSnapshot(
+                        self.model, self.obs_norm, p.normalize_observations, self.config_dict, cfg.env
+                    )
+                    changed = self.league.after_update(learner, self.counters.global_step)
                     timings["league"] = time.perf_counter() - t0
                     if changed is not None:
                         history = self.league.curriculum.history[-1]  # type: ignore[union-attr]
@@ -325,7 +276,7 @@ class Trainer:
                         obs, state, episode_start = self._restart_episodes()
                 sps = p.rollout_steps * self.num_agents / (time.perf_counter() - started)
                 if logger is not None:
-                    logger.log_update(self, stats, timings, sps)  # type: ignore[attr-defined]
+                    logger.log_update(self._report(stats, timings, sps))  # type: ignore[attr-defined]
                 by_time = every_seconds is not None and time.monotonic() - saved_time >= every_seconds
                 if self.counters.global_step >= next_checkpoint or by_time:
                     self.save_checkpoint()
@@ -347,180 +298,71 @@ class Trainer:
 
     def _restart_episodes(self) -> tuple[torch.Tensor, object, torch.Tensor]:
         """Reset every arena: learner observations [B, O], a zero recurrent state, all episodes starting."""
-        obs = self.env.reset()
-        if self.league is not None:
-            self.league.restart_replays(self.env.config)
-        state = self.model.initial_state(self.num_agents, self.device)
-        return self._learner_obs(obs), state, torch.ones(self.num_agents, dtype=torch.bool, device=self.device)
-
-    def _learner_obs(self, obs: torch.Tensor) -> torch.Tensor:
-        """Observations (A, C, O) -> the learner's [B, O]."""
-        flat = obs.reshape(-1, obs.shape[-1])
-        return flat if self.plan is None else flat[self.plan.learner_index]
-
-    def _step(self, action: torch.Tensor) -> StepResult:
-        """Step every arena: the learner's actions [B] (or [B, 8]) and, with a league, its opponents'."""
-        a, n = self.env.num_arenas, self.env.num_cars
-        replays = self.league.replays if self.league is not None else None
-        before = self.env.state if replays is not None else None
-        parser = self.env.action_parser
-        if self.plan is None:
-            actions = action.reshape(a, n, *action.shape[1:])
-            result = self.env.step(actions)
-            controls = parser.parse(actions, a, n, validate=False) if replays is not None else None
-        else:
-            obs = self.env.observations.reshape(a * n, -1)
-            flat = torch.zeros(a * n, 8, device=self.device)
-            learner = action.view(1, -1, *action.shape[1:])
-            flat[self.plan.learner_index] = parser.parse(learner, 1, self.num_agents, validate=False).view(-1, 8)
-            for slot in self.plan.slots:
-                flat[slot.agents] = slot.driver.act(obs[slot.agents]).to(self.device)  # type: ignore[union-attr]
-            controls = flat.view(a, n, 8)
-            result = self.env.step_controls(controls, validate=False)
-        if replays is not None:
-            replays.record(before, controls)
-            if result.episodes:
-                returns = self._learner_mean(result.episodes, "return")
-                replays.episodes_ended(result.episodes["arena"], returns, self.counters.global_step, result.state)
-        if self.plan is not None and result.episodes:
-            ended = torch.zeros(a, dtype=torch.bool, device=self.device)
-            ended[result.episodes["arena"]] = True
-            for slot in self.plan.slots:
-                slot.driver.reset(ended[slot.agents // n])  # type: ignore[union-attr]
-            self.league.record_training_outcomes(self.plan, result.episodes)  # type: ignore[union-attr]
-        return result
+        obs = self.learner_env.reset()
+        state = self.algorithm.initial_state()
+        return obs, state, torch.ones(self.num_agents, dtype=torch.bool, device=self.device)
 
     def _collect(
         self, obs: torch.Tensor, state, episode_start: torch.Tensor, timings: dict[str, float]
     ) -> tuple[torch.Tensor, object, torch.Tensor]:
-        """Fill the storage with rollout_steps steps of every learner agent."""
-        p, s, n = self.cfg.ppo, self.storage, self.env.num_cars
-        plan = self.plan
-        model, dtype = self._acting_model()
-        # A feed-forward critic needs no step-by-step state: its values are computed after the
-        # rollout in batches of 4096 (the stored observations are the ones acted on), which
-        # is cheaper than one small forward per step (1v1 at 200 arenas, one thread: 0.35 s against
-        # 0.49 s per 50,000 values in bf16, 1.0 s against 1.37 s in fp32). A recurrent critic runs with the actor.
-        batch_values = model.lstm is None
-        for t in range(p.rollout_steps):
+        """Fill the algorithm's storage with rollout_steps steps of every learner agent."""
+        ppo = self.algorithm
+        ppo.begin_rollout()
+        for t in range(self.cfg.ppo.rollout_steps):
             t0 = time.perf_counter()
-            with torch.no_grad():
-                if p.normalize_observations:
-                    self.obs_norm.update(obs)
-                    norm_obs = self.obs_norm.normalize(obs)
-                else:
-                    norm_obs = obs
-                state = reset_state(state, episode_start)
-                s.store_state(t, state)
-                with self._autocast():
-                    action, logprob, value, state = model.act(norm_obs.to(dtype), state, with_value=not batch_values)
+            action, state = ppo.act(t, obs, state, episode_start)
             t1 = time.perf_counter()
             copied = getattr(self.env.engine, "copy_seconds", 0.0)
-            result = self._step(action)
+            step = self.learner_env.step(action, self.counters.global_step)
             t2 = time.perf_counter()
             copy = getattr(self.env.engine, "copy_seconds", 0.0) - copied
-            if self.cfg.run.debug:
-                checked = {"norm_obs": norm_obs, "reward": result.reward, "logprob": logprob}
-                self._check_finite(f"at rollout step {t}", **checked, **({} if value is None else {"value": value}))
-            if plan is None:
-                reward = result.reward.reshape(-1)
-                terminated = result.terminated.repeat_interleave(n)
-                truncated = result.truncated.repeat_interleave(n)
-            else:
-                reward = result.reward.reshape(-1)[plan.learner_index]
-                terminated = result.terminated[plan.learner_arena]
-                truncated = result.truncated[plan.learner_arena]
-            ended = terminated | truncated
-            s.obs[t] = norm_obs
-            s.actions[t] = action
-            s.logprobs[t] = logprob
-            if value is not None:
-                s.values[t] = value
-            s.episode_start[t] = episode_start
-            s.rewards[t] = self.return_scaler.update_and_scale(reward, ended) if p.scale_rewards else reward
-            s.terminated[t] = terminated
-            s.episode_end[t] = ended
-            s.next_values[t] = 0.0
-            next_obs = self._learner_obs(result.obs)
-            with torch.no_grad():
-                if bool(truncated.any()):
-                    # Bootstrap truncated episodes from the value of their final observation.
-                    final = self._learner_obs(result.final_obs)
-                    final = self.obs_norm.normalize(final) if p.normalize_observations else final
-                    with self._autocast():
-                        final_value = model.value(final.to(dtype), state)
-                    s.next_values[t] = torch.where(truncated, final_value, 0.0)
-            if result.episodes:
-                self._record_episodes(result.episodes)
-            obs, episode_start = next_obs, ended
+            episode_start = ppo.process_step(t, step.reward, step.terminated, step.truncated, step.final_obs, state)
+            obs = step.obs
+            if step.episodes:
+                self._record_episodes(step.episodes)
             self.counters.global_step += self.num_agents
             timings["inference"] += t1 - t0
             timings["env"] += t2 - t1 - copy
             timings["copy"] += copy
         t0 = time.perf_counter()
-        with torch.no_grad():
-            last = self.obs_norm.normalize(obs) if p.normalize_observations else obs
-            with self._autocast():
-                if batch_values:
-                    self._batched_values(model, dtype)
-                last_value = model.value(last.to(dtype), reset_state(state, episode_start))
+        ppo.compute_returns(obs, state, episode_start)
         timings["inference"] += time.perf_counter() - t0
-        # next_values[t] = V(s_{t+1}) inside an episode; set above for truncations; 0 after termination.
-        following = torch.cat([s.values[1:], last_value.unsqueeze(0)])
-        s.next_values.copy_(torch.where(s.episode_end, s.next_values, following))
-        s.advantages, s.returns = compute_gae(
-            s.rewards, s.values, s.next_values, s.terminated, s.episode_end, p.gamma, p.gae_lambda
-        )
         return obs, state, episode_start
-
-    def _batched_values(self, model: ActorCritic, dtype: torch.dtype, chunk: int = 4096) -> None:
-        """Fill storage values [T, B] with the critic's values of the stored observations, `chunk` rows
-        per forward (under the caller's no_grad and autocast)."""
-        s = self.storage
-        obs, values = s.obs.view(-1, s.obs.shape[-1]), s.values.view(-1)
-        for lo in range(0, obs.shape[0], chunk):
-            values[lo : lo + chunk] = model.value(obs[lo : lo + chunk].to(dtype))
-        if self.cfg.run.debug:
-            self._check_finite("in the critic values computed after the rollout", value=values)
-
-    def _learner_mean(self, episodes: dict[str, torch.Tensor], key: str) -> torch.Tensor:
-        """(K,) mean of a per-car episode statistic (K, C) over the cars the learner drove."""
-        values = episodes[key].float()
-        if self.plan is None:
-            return values.mean(dim=1)
-        mask = self.plan.learner_mask[episodes["arena"]]
-        return (values * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)
 
     def _record_episodes(self, episodes: dict[str, torch.Tensor]) -> None:
         """Episode statistics of the learner's cars: mean return, length, touches per car-minute."""
         self.counters.episodes += len(episodes["arena"])
-        self.recent_returns.extend(self._learner_mean(episodes, "return").tolist())
+        self.recent_returns.extend(self.learner_env.learner_mean(episodes, "return").tolist())
         self.recent_lengths.extend(episodes["length"].float().tolist())
         # Touches per car per minute of game time, over each finished episode.
         minutes = episodes["length"].float() * self.step_seconds / 60.0
-        self.recent_touch_rates.extend((self._learner_mean(episodes, "touches") / minutes).tolist())
+        self.recent_touch_rates.extend((self.learner_env.learner_mean(episodes, "touches") / minutes).tolist())
 
-    @staticmethod
-    def _check_finite(where: str, **tensors: torch.Tensor) -> None:
-        """--debug: stop at the first NaN or inf, naming the tensor and where it was computed."""
-        for name, tensor in tensors.items():
-            if not torch.isfinite(tensor).all():
-                raise FloatingPointError(f"debug check: {name} holds NaN or inf {where}")
+    def _report(self, stats: UpdateStats, timings: dict[str, float], sps: float) -> UpdateReport:
+        """The hand-off to the logger after an update."""
+
+        def mean(values: deque[float]) -> float:
+            return float(np.mean(values)) if values else float("nan")
+
+        return UpdateReport(
+            step=self.counters.global_step,
+            updates=self.counters.updates,
+            skipped_updates=self.counters.skipped_updates,
+            stats=stats,
+            timings=timings,
+            sps=sps,
+            mean_return=mean(self.recent_returns),
+            mean_length=mean(self.recent_lengths),
+            touch_rate=mean(self.recent_touch_rates),
+            reward_terms=self.env.reward_fn.term_means(),
+            league=self.league.scalars() if self.league is not None else {},
+            device=self.device,
+        )
 
     def _update(self) -> UpdateStats:
         """The PPO update of the rollout in storage, at the scheduled learning rate and entropy weight."""
         progress = min(1.0, self.counters.global_step / max(1, self.cfg.run.timesteps))
-        stats, skipped = ppo_update(
-            self.model,
-            self.optimizer,
-            self.scaler,
-            self.storage,
-            self.cfg.ppo,
-            self.lr_schedule.value(progress),
-            self.entropy_schedule.value(progress),
-            self.shuffle,
-            self._autocast,
-        )
+        stats, skipped = self.algorithm.update(progress)
         self.counters.skipped_updates += skipped
         return stats
 

@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 
 import torch
 
-from rocketrl.config import PPOConfig
 from rocketrl.policy.actor_critic import ActorCritic
 from rocketrl.ppo.loss import explained_variance, normalize_advantages, ppo_losses
 from rocketrl.ppo.schedules import set_learning_rate
 from rocketrl.ppo.storage import RolloutStorage
+from rocketrl.ppo.train_config import PPOConfig
 
 
 @dataclass

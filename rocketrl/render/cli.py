@@ -138,7 +138,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     names = (policy_name(args.checkpoint), policy_name(args.opponent))
     replay_dir = Path(args.keep_replays) if args.keep_replays else Path(tempfile.mkdtemp(prefix="rocketrl-watch-"))
     blue, orange = args.team_size
-    config = MatchConfig(
+    config = MatchConfig.games(
         num_games=args.games,
         blue_size=blue,
         orange_size=orange,

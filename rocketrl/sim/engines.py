@@ -11,19 +11,21 @@ from typing import Protocol
 
 import torch
 
-ENGINES = ("rocketsim", "warp")
+from rocketrl.sim.modes import ENGINES, EngineName, SteppingMode
+
+__all__ = ["ENGINES", "EngineSettings", "make_engine"]
 
 
 class EngineSettings(Protocol):
     """What make_engine reads from its settings (EnvConfig has all of it)."""
 
-    engine: str
+    engine: EngineName
     num_arenas: int
     blue_size: int
     orange_size: int
     tick_skip: int
     num_workers: int | None
-    stepping: str
+    stepping: SteppingMode
     seed: int
     pin_memory: bool
 

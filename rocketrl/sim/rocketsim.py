@@ -23,12 +23,12 @@ import os
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Literal
 
 import numpy as np
 import torch
 
 from rocketrl.sim.arena import BLUE_TEAM, DEFAULT_TICK_SKIP, MAX_TEAM_SIZE, NUM_BOOST_PADS, ORANGE_TEAM
+from rocketrl.sim.modes import STEPPING_MODES, SteppingMode
 from rocketrl.sim.rocketsim_block import (
     CONTROL_WIDTH,
     CX_AIR_TIME_SINCE_JUMP,
@@ -53,9 +53,6 @@ from rocketrl.sim.rocketsim_block import (
     StateLayout,
 )
 from rocketrl.sim.state import BatchState, ResetState
-
-SteppingMode = Literal["processes", "threads", "multi_step", "serial"]
-STEPPING_MODES: tuple[str, ...] = ("processes", "threads", "multi_step", "serial")
 
 DOUBLE_JUMP_MAX_DELAY = 1.25
 """Seconds after the first jump during which a dodge or double jump is allowed."""

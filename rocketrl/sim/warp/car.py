@@ -6,14 +6,16 @@ flip's z damping scales it, then the tick's forces (gravity, air throttle, jump,
 control, flip) are integrated, as Bullet does after the pre-tick update; the engine then moves the car
 with the new velocities and clamps them (2300 uu/s, 5.5 rad/s).
 
-Ground driving is a no-slip model of RocketSim's raycast vehicle: throttle, brake and boost change
-the forward speed, lateral velocity is removed by the tyres' side friction (scaled down by the
-handbrake), and the car yaws at forward speed x tan(steer angle) / wheelbase (a bicycle model of
-RocketSim's steered front wheels), widened by a speed-dependent factor for its tyres' slip. The car
-stands at a fixed height on the surface below it (no suspension); surfaces with n.z > -0.5 are
-drivable, walls included.
-A car touching the arena without standing on it recovers as in Rocket League: jump on its roof
-auto-flips it (an impulse off the surface and a roll torque), throttle auto-rolls it onto its wheels.
+On its wheels the car is RocketSim's raycast vehicle (rocketrl.sim.warp.vehicle): four wheel rays
+against the arena's planes and collision meshes, suspension, tyre friction, drive, brake, steering and
+the sticky force along the contact normals, with RocketSim's ground boost; 3 or 4 wheels touching make
+the car on the ground (floor, ramps, walls or ceiling), 1 or 2 leave it in the air without air control.
+A tick there: the wheels' friction impulses (from what the previous tick set), the wheel update for the
+next tick and the sticky force, air control, jump, flip, then the suspension and friction impulses, then
+boost.
+
+A car touching the arena with its body recovers as in Rocket League: jump on its roof auto-flips it (an
+impulse off the surface and a roll torque), throttle auto-rolls it onto its wheels.
 """
 
 from __future__ import annotations
@@ -23,13 +25,10 @@ import warp as wp
 from rocketrl.sim.warp.constants import (
     AIR_DAMPING,
     AIR_TORQUE,
-    BOOST_ACCEL,
     BOOST_ACCEL_AIR,
-    BOOST_GROUND_DECAY,
-    BOOST_GROUND_DECAY_MIN_VEL,
+    BOOST_ACCEL_GROUND,
     BOOST_MIN_TIME,
     BOOST_USED_PER_SECOND,
-    BRAKE_ACCEL,
     CAR_AUTOFLIP_IMPULSE,
     CAR_AUTOFLIP_NORMZ_THRESH,
     CAR_AUTOFLIP_ROLL_THRESH,
@@ -39,7 +38,6 @@ from rocketrl.sim.warp.constants import (
     CAR_AUTOROLL_FORCE,
     CAR_MAX_SPEED,
     CAR_TORQUE_SCALE,
-    COASTING_BRAKE_FACTOR,
     DODGE_DEADZONE,
     DOUBLEJUMP_MAX_DELAY,
     FLIP_BACKWARD_SCALE,
@@ -62,16 +60,8 @@ from rocketrl.sim.warp.constants import (
     JUMP_RESET_TIME_PAD,
     POWERSLIDE_FALL_RATE,
     POWERSLIDE_RISE_RATE,
-    STOPPING_FORWARD_VEL,
-    THROTTLE_ACCEL,
     THROTTLE_AIR_ACCEL,
-    THROTTLE_DEADZONE,
     TICK_TIME,
-    WHEELBASE,
-    drive_torque_factor,
-    powerslide_steer_angle,
-    steer_angle,
-    steer_slip,
 )
 from rocketrl.sim.warp.layout import (
     F_AIR_TIME,
@@ -94,9 +84,12 @@ from rocketrl.sim.warp.layout import (
     I_HAS_JUMPED,
     I_IS_JUMPING,
     I_LAST_JUMP,
+    I_WHEEL_CONTACTS,
     I_WORLD_CONTACT,
     SimState,
 )
+from rocketrl.sim.warp.vehicle import apply_wheel_impulses, friction_impulses, update_wheels, wheel_auto_roll
+from rocketrl.sim.warp.wheel_rays import cast_wheels, ground_up, wheels_touching
 
 
 @wp.func
@@ -106,61 +99,6 @@ def sgn(x: float) -> float:
     if x < 0.0:
         return -1.0
     return 0.0
-
-
-@wp.func
-def ground_drive(
-    vel: wp.vec3,
-    fwd: wp.vec3,
-    right: wp.vec3,
-    up: wp.vec3,
-    throttle: float,
-    real_throttle: float,
-    steer: float,
-    handbrake_in: float,
-    handbrake: float,
-):
-    """Ground velocity and angular velocity after one tick of throttle, brake, tyre friction, steering."""
-    dt = TICK_TIME
-    f = wp.dot(vel, fwd)
-    lat = wp.dot(vel, right)
-    abs_f = wp.abs(f)
-    engine_throttle = real_throttle
-    brake = 0.0
-    if handbrake_in <= 0.0:
-        if wp.abs(real_throttle) >= THROTTLE_DEADZONE:
-            if abs_f > STOPPING_FORWARD_VEL and sgn(real_throttle) != sgn(f):
-                brake = 1.0
-                engine_throttle = 0.0
-        else:
-            engine_throttle = 0.0
-            brake = COASTING_BRAKE_FACTOR
-            if abs_f < STOPPING_FORWARD_VEL:
-                brake = 1.0
-    # DRIVE_SPEED_TORQUE_FACTOR_CURVE takes the signed forward speed, as in RocketSim.
-    factor = 1.0
-    if f > 0.0:
-        factor = drive_torque_factor(f)
-    f = f + engine_throttle * THROTTLE_ACCEL * factor * dt
-    if brake > 0.0:
-        dv = brake * BRAKE_ACCEL * dt
-        if wp.abs(f) <= dv:
-            f = 0.0
-        else:
-            f = f - sgn(f) * dv
-    # Tyre side friction: LAT_FRICTION_CURVE over the slip ratio, scaled by the handbrake.
-    slip = 0.0
-    if wp.abs(lat) > 5.0:
-        slip = wp.abs(lat) / (wp.abs(lat) + wp.abs(f))
-    lat_friction = 1.0 - 0.8 * slip
-    lat_friction = lat_friction * ((0.1 - 1.0) * handbrake + 1.0)
-    lat = lat * (1.0 - wp.min(lat_friction, 1.0))
-    angle = steer_angle(f)
-    if handbrake > 0.0:
-        angle = angle + (powerslide_steer_angle(f) - angle) * handbrake
-    yaw_rate = f * wp.tan(angle * steer) / (WHEELBASE * steer_slip(f))
-    normal = wp.dot(vel, up)
-    return fwd * f + right * lat + up * normal, up * yaw_rate
 
 
 @wp.func
@@ -176,6 +114,7 @@ def air_control(
     flip_time: float,
     dodge_x: float,
     dodge_y: float,
+    allow_air_control: bool,
 ):
     """Angular velocity (rad/s) after one tick of air-control torque and damping, or of a flip's torque
     (RocketSim's Car::_UpdateAirTorque; torques there are scaled by the inverse inertia they were
@@ -184,7 +123,8 @@ def air_control(
     During a flip (flip_time < FLIP_TORQUE_TIME) the flip's torque replaces air control, except that
     pitch against the flip's pitch scales that pitch down by 1 - |pitch| and gives back air control
     (yaw and roll; pitch stays locked until FLIP_PITCHLOCK_TIME). A flip without direction (a stall)
-    keeps air control."""
+    keeps air control. allow_air_control False (a car with one or two wheels on the ground) leaves only the
+    flip's torque."""
     dt = TICK_TIME
     dir_pitch = -right
     dir_yaw = up
@@ -199,7 +139,7 @@ def air_control(
                 dy = dy * (1.0 - wp.abs(pitch))
                 do_air = 1
             turn = fwd * (dodge_x * FLIP_TORQUE_X) + right * (dy * FLIP_TORQUE_Y)
-    if do_air != 0:
+    if do_air != 0 and allow_air_control:
         pitch_scale = 1.0
         if has_flipped != 0 and flip_time < FLIP_PITCHLOCK_TIME:
             pitch_scale = 0.0
@@ -251,13 +191,14 @@ def dodge_impulse(forward_speed: float, fwd: wp.vec3, pitch: float, yaw: float, 
 
 
 @wp.func
-def auto_recover(s: SimState, a: int, c: int, jump_pressed: bool, throttle: float):
+def auto_recover(s: SimState, a: int, c: int, jump_pressed: bool, throttle: float, roll_on_contact: bool):
     """Auto-flip and auto-roll of car c for one tick (RocketSim's Car::_UpdateAutoFlip/_UpdateAutoRoll).
 
     Only while the car touches the arena without standing on it (I_WORLD_CONTACT, normal F_CONTACT_N*):
     jump pressed with the surface below (n.z > 1/sqrt 2) and |roll| > 2.8 rad starts an auto-flip, a
     200 uu/s push along -up and 50 rad/s^2 about the forward axis for 0.4 |roll| / pi s; throttle held
-    pushes the car at 100 uu/s^2 onto the surface and turns its up axis towards the surface normal."""
+    pushes the car at 100 uu/s^2 onto the surface and turns its up axis towards the surface normal (unless
+    roll_on_contact is False: the wheel model rolls a car with wheels on the ground itself)."""
     dt = TICK_TIME
     q = s.car_rot[a, c]
     fwd = wp.quat_rotate(q, wp.vec3(1.0, 0.0, 0.0))
@@ -285,7 +226,7 @@ def auto_recover(s: SimState, a: int, c: int, jump_pressed: bool, throttle: floa
         else:
             ang = ang + fwd * (CAR_AUTOFLIP_TORQUE * s.car_f[a, c, F_AUTOFLIP_DIR] * dt)
             s.car_f[a, c, F_AUTOFLIP_TIME] = t - dt
-    if contact and throttle != 0.0:
+    if contact and throttle != 0.0 and roll_on_contact:
         vel = vel - n * (CAR_AUTOROLL_FORCE * dt)
         axis = wp.cross(up, n)
         if wp.length(axis) > 1.0e-4:
@@ -319,7 +260,13 @@ def car_pre_tick(s: SimState, a: int, c: int):
     if s.controls[a, c, 7] > 0.5:
         handbrake_in = 1.0
     jump_pressed = jump != 0 and s.car_i[a, c, I_LAST_JUMP] == 0
-    on_ground = s.car_i[a, c, I_GROUND] != 0
+    pos = s.car_pos[a, c]
+    # RocketSim counts a car with 3 or 4 wheels touching as on the ground, from this tick's rays.
+    hits = cast_wheels(s, pos, q, up)
+    wheels = wheels_touching(hits)
+    on_ground = wheels >= 3
+    s.car_i[a, c, I_GROUND] = int(on_ground)
+    s.car_i[a, c, I_WHEEL_CONTACTS] = wheels
     boost = s.car_f[a, c, F_BOOST]
     forward_speed = wp.dot(vel, fwd)
 
@@ -340,9 +287,13 @@ def car_pre_tick(s: SimState, a: int, c: int):
     accel = wp.vec3(0.0, 0.0, GRAVITY_Z)
     has_flipped = s.car_i[a, c, I_HAS_FLIPPED]
     flip_time = s.car_f[a, c, F_FLIP_TIME]
-    if on_ground:
-        vel, ang = ground_drive(vel, fwd, right, up, throttle, real_throttle, steer, handbrake_in, handbrake)
-    else:
+    vel0 = vel
+    ang0 = ang
+    friction = friction_impulses(s, a, c, hits, pos, q, right, up, vel0, ang0)
+    accel = accel + update_wheels(
+        s, a, c, hits, pos, q, right, up, vel0, ang0, wheels, throttle, real_throttle, steer, handbrake_in, handbrake
+    )
+    if not on_ground:
         ang = air_control(
             ang,
             fwd,
@@ -355,6 +306,7 @@ def car_pre_tick(s: SimState, a: int, c: int):
             flip_time,
             s.car_f[a, c, F_DODGE_X],
             s.car_f[a, c, F_DODGE_Y],
+            wheels == 0,
         )
         if throttle != 0.0:
             accel = accel + fwd * (throttle * THROTTLE_AIR_ACCEL)
@@ -422,6 +374,10 @@ def car_pre_tick(s: SimState, a: int, c: int):
             if flip_time >= FLIP_Z_DAMP_START and (vel[2] < 0.0 or flip_time < FLIP_Z_DAMP_END):
                 vel = wp.vec3(vel[0], vel[1], vel[2] * (1.0 - FLIP_Z_DAMP_120))
 
+    if throttle != 0.0 and wheels > 0 and wheels < 4:
+        accel, ang = wheel_auto_roll(fwd, right, ground_up(hits, up), ang, accel)
+    vel, ang = apply_wheel_impulses(s, a, c, hits, pos, q, up, vel0, ang0, friction, vel, ang)
+
     # Boost (RocketSim's Car::_UpdateBoost): once started it lasts at least BOOST_MIN_TIME, while boost lasts.
     boost_time = s.car_f[a, c, F_BOOST_TIME]
     boosting = False
@@ -434,10 +390,7 @@ def car_pre_tick(s: SimState, a: int, c: int):
         boost_time = boost_time + dt
         boost = wp.max(boost - BOOST_USED_PER_SECOND * dt, 0.0)
         if on_ground:
-            scale = 1.0
-            if forward_speed > BOOST_GROUND_DECAY_MIN_VEL:
-                scale = 1.0 - BOOST_GROUND_DECAY
-            accel = accel + fwd * (BOOST_ACCEL * scale)
+            accel = accel + fwd * BOOST_ACCEL_GROUND
         else:
             accel = accel + fwd * BOOST_ACCEL_AIR
     else:
@@ -448,7 +401,7 @@ def car_pre_tick(s: SimState, a: int, c: int):
     s.car_vel[a, c] = vel
     s.car_ang[a, c] = ang
     if not on_ground:
-        auto_recover(s, a, c, jump_pressed, throttle)
+        auto_recover(s, a, c, jump_pressed, throttle, wheels == 0)
     s.car_f[a, c, F_BOOST] = boost
     s.car_f[a, c, F_BOOST_TIME] = boost_time
     s.car_f[a, c, F_JUMP_TIME] = jump_time

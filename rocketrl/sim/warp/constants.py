@@ -1,7 +1,6 @@
 """Physical constants of the warp engine, in Rocket League units (uu, uu/s, rad, s) unless noted.
 
-Values follow RocketSim's RLConst.h and public Rocket League references; the arena radii were
-measured on the public soccar collision meshes.
+Values follow RocketSim's RLConst.h and public Rocket League references.
 """
 
 from __future__ import annotations
@@ -14,43 +13,12 @@ GRAVITY_Z = wp.constant(-650.0)
 
 # Arena (uu).
 EXTENT_X = wp.constant(4096.0)
-EXTENT_Y = wp.constant(5120.0)
-HEIGHT = wp.constant(2044.0)
 CEILING_Z = wp.constant(2048.0)
-"""Height of RocketSim's ceiling plane (the ball's arena contacts; HEIGHT is the distance function's)."""
-CORNER_SUM = wp.constant(8064.0)
-"""Corner planes: |x| + |y| = 8064 (45 degree cuts)."""
-SIDE_FLOOR_RADIUS = wp.constant(256.0)
-SIDE_CEIL_RADIUS = wp.constant(512.0)
-BACK_FLOOR_RADIUS = wp.constant(160.0)
-BACK_FLOOR_RADIUS_GOAL = wp.constant(96.0)
-"""Back-wall floor radius beside the goal: 96 up to |x| BACK_FLOOR_BLEND_X, easing (smoothstep) to
-BACK_FLOOR_RADIUS over BACK_FLOOR_BLEND_WIDTH."""
-BACK_FLOOR_BLEND_X = wp.constant(960.0)
-BACK_FLOOR_BLEND_WIDTH = wp.constant(384.0)
-BACK_CEIL_RADIUS = wp.constant(512.0)
-CORNER_FLOOR_RADIUS = wp.constant(256.0)
-CORNER_CEIL_RADIUS = wp.constant(512.0)
+"""Height of RocketSim's ceiling plane."""
 GOAL_HALF_WIDTH = wp.constant(896.0)
 """Half width of the goal's inside between its side walls (|x|)."""
 GOAL_HEIGHT = wp.constant(640.0)
 """Height of the goal's flat roof (the crossbar's underside)."""
-GOAL_EDGE_RADIUS = wp.constant(96.0)
-"""Radius of the rounded edges where the goal's side walls meet its floor, roof and back."""
-GOAL_ROOF_END_Y = wp.constant(5344.0)
-"""|y| where the flat roof ends and the roof slopes down towards the back of the net."""
-GOAL_ROOF_NORMAL = wp.constant(wp.vec2(0.30462, 0.95247))
-"""Outward (y, z) normal of the sloping roof through (GOAL_ROOF_END_Y, GOAL_HEIGHT)."""
-GOAL_RAMP_START_Y = wp.constant(5354.7)
-"""|y| where the goal floor starts to rise (to z 16 at GOAL_BACK_CENTRE_Y)."""
-GOAL_RAMP_NORMAL = wp.constant(wp.vec2(-0.039448, 0.999222))
-"""Inward (y, z) normal of the rising floor through (GOAL_RAMP_START_Y, 0)."""
-GOAL_BACK_CENTRE_Y = wp.constant(5760.0)
-GOAL_BACK_CENTRE_Z = wp.constant(256.0)
-GOAL_BACK_RADIUS = wp.constant(240.0)
-"""The back of the net is a cylinder along x: this radius about (|y|, z) = (5760, 256), reaching |y| 6000."""
-GOAL_MOUTH_Y = wp.constant(3800.0)
-"""The goal region starts this far inside the field, so its region and the field's overlap at the mouth."""
 GOAL_SCORE_Y = wp.constant(5124.25)
 
 # ----------------------------------------------------------------------------------------- ball
@@ -73,24 +41,23 @@ CAR_MASS = wp.constant(180.0)
 HITBOX_HALF = wp.constant(wp.vec3(60.2535, 43.3497, 19.32955))
 """Octane hitbox half extents (full size 120.507 x 86.6994 x 38.6591)."""
 HITBOX_OFFSET = wp.constant(wp.vec3(13.8757, 0.0, 20.755))
+INERTIA_BOX_SHRINK = 2.0 * 50.0 * (0.04 - 0.1 * 38.6591 / 2.0 / 50.0)
+"""How much smaller (uu) each side of the box is whose inertia Bullet gives the car: its box shape's
+margin drops from 0.04 to a tenth of the smallest half extent (Bullet units), and the inertia is taken
+from the half extents less the old margin plus the new one (0.134 uu less on every side)."""
+_INERTIA_BOX = (120.507 - INERTIA_BOX_SHRINK, 86.6994 - INERTIA_BOX_SHRINK, 38.6591 - INERTIA_BOX_SHRINK)
 CAR_INV_INERTIA = wp.constant(
     wp.vec3(
-        12.0 / (180.0 * (86.6994 * 86.6994 + 38.6591 * 38.6591)),
-        12.0 / (180.0 * (120.507 * 120.507 + 38.6591 * 38.6591)),
-        12.0 / (180.0 * (120.507 * 120.507 + 86.6994 * 86.6994)),
+        12.0 / (180.0 * (_INERTIA_BOX[1] ** 2 + _INERTIA_BOX[2] ** 2)),
+        12.0 / (180.0 * (_INERTIA_BOX[0] ** 2 + _INERTIA_BOX[2] ** 2)),
+        12.0 / (180.0 * (_INERTIA_BOX[0] ** 2 + _INERTIA_BOX[1] ** 2)),
     )
 )
-"""Inverse inertia of the hitbox box about the car origin, body axes (forward, right, up)."""
-CAR_REST_HEIGHT = wp.constant(17.0)
-"""Height of the car origin above a surface it stands on (RocketSim's spawn rest z)."""
+"""Inverse inertia of the hitbox box about the car origin, body axes (forward, right, up), as Bullet
+computes it for RocketSim's car (see INERTIA_BOX_SHRINK)."""
 CAR_MAX_SPEED = wp.constant(2300.0)
 CAR_MAX_ANG_SPEED = wp.constant(5.5)
-WHEELBASE = wp.constant(85.0)
-"""Front to back axle (51.25 + 33.75 uu); steering curvature = tan(steer angle) / wheelbase."""
 
-THROTTLE_ACCEL = wp.constant(1600.0)
-"""Ground drive acceleration at full throttle below 1400 uu/s (THROTTLE_TORQUE_AMOUNT on 4 wheels)."""
-BRAKE_ACCEL = wp.constant(3500.0)
 COASTING_BRAKE_FACTOR = wp.constant(0.15)
 STOPPING_FORWARD_VEL = wp.constant(25.0)
 THROTTLE_DEADZONE = wp.constant(0.001)
@@ -98,12 +65,8 @@ THROTTLE_AIR_ACCEL = wp.constant(66.666667)
 POWERSLIDE_RISE_RATE = wp.constant(5.0)
 POWERSLIDE_FALL_RATE = wp.constant(2.0)
 
-BOOST_ACCEL = wp.constant(1060.0)
-"""Ground boost acceleration (scaled by 1 - BOOST_GROUND_DECAY above BOOST_GROUND_DECAY_MIN_VEL)."""
 BOOST_ACCEL_AIR = wp.constant(3175.0 / 3.0)
 """Boost acceleration (uu/s^2) of a car not on its wheels (RocketSim's BOOST_ACCEL_AIR)."""
-BOOST_GROUND_DECAY_MIN_VEL = wp.constant(600.0)
-BOOST_GROUND_DECAY = wp.constant(0.072)
 BOOST_USED_PER_SECOND = wp.constant(100.0 / 3.0)
 BOOST_MIN_TIME = wp.constant(0.1)
 SUPERSONIC_START_SPEED = wp.constant(2200.0)
@@ -147,6 +110,45 @@ CAR_AUTOROLL_ACCEL = wp.constant(25.0)
 """Angular acceleration (rad/s^2) turning the car's up axis towards the surface while auto-rolling:
 RocketSim's CAR_AUTOROLL_TORQUE (80) plus the tipping its suspension and hitbox give, which the point
 model lacks, tuned so a car on its side with throttle is on its wheels in about 0.5 s, as in RocketSim."""
+
+# ---------------------------------------------------------------------------------------- wheels
+# RocketSim's raycast vehicle for the Octane (CarConfig, RLConst::BTVehicle), in uu: lengths in uu,
+# forces as uu/s^2 x CAR_MASS (Bullet's units are 50 uu; every wheel formula is linear in length).
+FRONT_WHEEL_OFFSET = wp.constant(wp.vec3(51.25, 25.90, 20.755))
+"""Front right wheel's suspension connection point in body axes (front left mirrors y)."""
+BACK_WHEEL_OFFSET = wp.constant(wp.vec3(-33.75, 29.50, 20.755))
+FRONT_WHEEL_RADIUS = wp.constant(12.5)
+BACK_WHEEL_RADIUS = wp.constant(15.0)
+MAX_SUSPENSION_TRAVEL = wp.constant(12.0)
+FRONT_SUSPENSION_REST = wp.constant(38.755 - 12.0)
+"""Suspension rest length: CarConfig's less MAX_SUSPENSION_TRAVEL, as RocketSim sets up its wheels."""
+BACK_SUSPENSION_REST = wp.constant(37.055 - 12.0)
+SUSPENSION_SUBTRACTION = wp.constant(2.5)
+"""Shortening of the wheel ray and of the push-back threshold (0.05 Bullet units)."""
+SUSPENSION_STIFFNESS = wp.constant(500.0)
+WHEELS_DAMPING_COMPRESSION = wp.constant(25.0)
+WHEELS_DAMPING_RELAXATION = wp.constant(40.0)
+SUSPENSION_FORCE_SCALE_FRONT = wp.constant(36.0 - 1.0 / 4.0)
+SUSPENSION_FORCE_SCALE_BACK = wp.constant(54.0 + 1.0 / 4.0 + 1.5 / 100.0)
+PUSHBACK_ERP = wp.constant(0.2)
+"""Bullet's contact error reduction, used by a wheel's push-back impulse (resolveSingleCollision)."""
+THROTTLE_TORQUE = wp.constant(180.0 * 400.0)
+"""Drive force of each wheel at full throttle (THROTTLE_TORQUE_AMOUNT)."""
+BRAKE_TORQUE = wp.constant(180.0 * (14.25 + 1.0 / 3.0))
+"""Largest brake force of each wheel (BRAKE_TORQUE_AMOUNT)."""
+BRAKING_NO_THROTTLE_SPEED = wp.constant(0.01)
+ROLLING_FRICTION_SCALE = wp.constant(113.73963)
+"""Brake force per uu/s of the contact point's forward speed, up to the brake (RocketSim's magic number)."""
+SIDE_FRICTION_DAMPING = wp.constant(0.2)
+"""Share of the contact point's sideways velocity one bilateral impulse removes (Bullet's contactDamping)."""
+FRICTION_SCALE = wp.constant(180.0 / 3.0)
+"""Friction impulse multiplier: car mass / 3, as btVehicleRL scales its friction impulses."""
+STICKY_FORCE_SCALE = wp.constant(0.5)
+"""Share of gravity pressing a car with a wheel on the ground onto it (more on slopes when driving)."""
+BOOST_ACCEL_GROUND = wp.constant(2975.0 / 3.0)
+"""Boost acceleration (uu/s^2) of a car on its wheels (RocketSim's BOOST_ACCEL_GROUND, no speed decay)."""
+CAR_AUTOROLL_TORQUE = wp.constant(80.0)
+"""Angular acceleration (rad/s^2) of RocketSim's auto-roll, per unit of its torque directions."""
 
 AIR_TORQUE = wp.constant(wp.vec3(130.0, 95.0, 400.0))
 """Pitch, yaw, roll."""
@@ -196,14 +198,6 @@ def steer_angle(speed: float) -> float:
     if s <= 1750.0:
         return curve3(s, 1000.0, 0.18203, 1500.0, 0.10570, 1750.0, 0.08507)
     return curve3(s, 1750.0, 0.08507, 3000.0, 0.03454, 3001.0, 0.03454)
-
-
-@wp.func
-def steer_slip(speed: float) -> float:
-    """Turning radius of RocketSim's raycast vehicle over the no-slip bicycle model's, at forward speed
-    |speed| (uu/s): its tyres slip more the slower the car turns (measured: 1.11 near 400 uu/s, 1.05
-    near 900, 1.02 near 1400)."""
-    return curve3(wp.abs(speed), 0.0, 1.16, 890.0, 1.053, 1500.0, 1.017)
 
 
 @wp.func

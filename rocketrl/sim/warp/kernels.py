@@ -7,7 +7,9 @@ import warp as wp
 
 from rocketrl.sim.warp import layout
 from rocketrl.sim.warp.car import car_pre_tick
-from rocketrl.sim.warp.collisions import ball_arena_contact, car_arena_contact, car_ball_contact, car_car_contact
+from rocketrl.sim.warp.car_arena_box import car_arena_box_contact
+from rocketrl.sim.warp.car_contacts import car_ball_contact, car_car_contact
+from rocketrl.sim.warp.collisions import ball_arena_contact
 from rocketrl.sim.warp.constants import (
     BALL_DRAG,
     BALL_MAX_ANG_SPEED,
@@ -192,7 +194,7 @@ def step_kernel(s: SimState, ticks: int, num_cars: int, num_pads: int, first_are
         ball_arena_contact(s, a)
         for c in range(num_cars):
             if s.car_i[a, c, I_DEMOED] == 0:
-                car_arena_contact(s, a, c)
+                car_arena_box_contact(s, a, c)
                 car_post_tick(s, a, c)
         s.ball_pos[a] = s.ball_pos[a] + s.ball_vel[a] * TICK_TIME
         bv = limit(s.ball_vel[a] + s.ball_cache[a], BALL_MAX_SPEED)

@@ -26,7 +26,15 @@ F_AUTOFLIP_DIR = 12  # auto-flip torque sign about the forward axis (+1 / -1)
 F_CONTACT_NX = 13  # normal of the arena surface the car touches without standing on it (last tick)
 F_CONTACT_NY = 14
 F_CONTACT_NZ = 15
-NUM_CAR_F = 16
+# Wheels (rocketrl.sim.warp.vehicle): values set during a tick for the wheels' next tick, as in
+# RocketSim's btVehicleRL, where the friction impulses of a tick use what the previous tick set.
+F_STEER_ANGLE = 16  # front wheels' steer angle (rad)
+F_ENGINE_FORCE = 17  # drive force of each wheel (uu/s^2 x car mass)
+F_BRAKE = 18  # brake amount of each wheel in [0, 1]
+F_LAT_FRICTION = 19  # 4 columns, wheel k at F_LAT_FRICTION + k: lateral friction factor
+F_LONG_FRICTION = 23  # 4 columns: longitudinal friction factor
+F_PUSHBACK = 27  # 4 columns: extra suspension impulse of a wheel pressed past its rest (uu/s x car mass)
+NUM_CAR_F = 31
 
 # car_i columns (int32 flags / counters).
 I_GROUND = 0
@@ -41,7 +49,8 @@ I_LAST_HIT_TICK = 8
 I_BUMP_OTHER = 9  # car index of the last bump victim, -1 if none
 I_WORLD_CONTACT = 10  # 1 when the car touched the arena last tick without standing on it
 I_AUTOFLIP = 11  # 1 while an auto-flip is turning the car over
-NUM_CAR_I = 12
+I_WHEEL_CONTACTS = 12  # wheels whose ray touches the arena this tick
+NUM_CAR_I = 13
 
 # ev_car columns (int32 events of the current step).
 E_TOUCHED = 0

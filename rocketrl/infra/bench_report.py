@@ -1,0 +1,73 @@
+"""What every benchmark shares: one description of the machine, the code's commit, one way to print and
+save a JSON report, and clean-up of a process group a measurement started.
+
+Benchmarks (benchmarks/*.py) each print one JSON object; `machine` and `commit` say where and from what
+it was measured, so figures from different machines are never compared as if from one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from rocketrl.infra.atomic_json import write_json_atomic
+from rocketrl.infra.machine_cache import cpu_model_and_bf16_flags
+
+ROOT = Path(__file__).resolve().parents[2]
+"""The source tree holding the package (its git checkout when run from one)."""
+
+
+def machine_info() -> dict[str, Any]:
+    """CPU model and its bf16 matrix flags, cores, platform, Python, torch, the CUDA device (or None) and
+    the 1-minute load average (where the OS has one): what a figure measured here depends on."""
+    import torch
+
+    model, flags = cpu_model_and_bf16_flags()
+    info: dict[str, Any] = {
+        "cpu": model,
+        "cpu_bf16_flags": flags,
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+    }
+    try:
+        info["load_average_1m"] = round(os.getloadavg()[0], 2)
+    except OSError:
+        pass
+    return info
+
+
+def git_commit(root: Path = ROOT) -> str | None:
+    """The checkout's commit, with '+dirty' when tracked files have uncommitted changes; None outside git."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
+def emit_report(report: dict[str, Any], out: str | os.PathLike[str] | None = None) -> str:
+    """Print `report` as indented JSON and, with `out`, write it there atomically; returns the text."""
+    text = json.dumps(report, indent=2, default=float)
+    print(text, flush=True)
+    if out:
+        write_json_atomic(out, report)
+    return text
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL the process group a measurement started (with start_new_session=True); clean-up only."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -1,0 +1,91 @@
+"""Per-machine cache of speed probes: what a short measurement chose on this machine, kept so the next run
+starts without measuring again.
+
+The cache is one JSON file, `speed_probes.json`, in `$ROCKETRL_CACHE_DIR`, else `$XDG_CACHE_HOME/rocketrl`,
+else `~/.cache/rocketrl`. Entries are keyed by what the probe measured (e.g. the network's shape) and by the
+machine's fingerprint (CPU model and its bf16 instruction flags, cores, torch version, GPU name), so a
+changed machine or torch measures again. A cache that cannot be read or written is ignored: probing is only
+ever slower, never wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from rocketrl.infra.atomic_json import write_json_atomic
+
+CACHE_FILE = "speed_probes.json"
+BF16_CPU_FLAGS = ("amx_bf16", "avx512_bf16")
+"""CPU flags (Linux /proc/cpuinfo) of bf16 matrix instructions: where bf16 can beat fp32 on a CPU."""
+
+
+def cache_dir() -> Path:
+    """The folder of the per-machine cache (not created)."""
+    if os.environ.get("ROCKETRL_CACHE_DIR"):
+        return Path(os.environ["ROCKETRL_CACHE_DIR"]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "rocketrl"
+
+
+def cpu_model_and_bf16_flags() -> tuple[str, list[str]]:
+    """The CPU's model name and which of BF16_CPU_FLAGS it has (Linux; elsewhere platform.processor())."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        return platform.processor() or platform.machine(), []
+    model, flags = "", set()
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key == "model name" and not model:
+            model = value.strip()
+        elif key in ("flags", "Features") and not flags:
+            flags = set(value.split())
+    return model or platform.machine(), [f for f in BF16_CPU_FLAGS if f in flags]
+
+
+def machine_fingerprint(device: torch.device) -> dict[str, Any]:
+    """What makes a speed probe's answer hold: CPU model and bf16 flags, cores, torch, and the GPU if used."""
+    model, flags = cpu_model_and_bf16_flags()
+    fingerprint: dict[str, Any] = {
+        "cpu": model,
+        "cpu_bf16_flags": flags,
+        "cores": os.cpu_count(),
+        "torch": torch.__version__,
+        "device": device.type,
+    }
+    if device.type == "cuda":
+        fingerprint["gpu"] = torch.cuda.get_device_name(device)
+    return fingerprint
+
+
+def _key(probe: str, fingerprint: dict[str, Any], subject: dict[str, Any]) -> str:
+    return json.dumps({"probe": probe, "machine": fingerprint, "subject": subject}, sort_keys=True)
+
+
+def read_cached(probe: str, fingerprint: dict[str, Any], subject: dict[str, Any]) -> dict[str, Any] | None:
+    """The cached answer of `probe` for this machine and subject, or None (also when the cache is unreadable)."""
+    try:
+        entries = json.loads((cache_dir() / CACHE_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    entry = entries.get(_key(probe, fingerprint, subject)) if isinstance(entries, dict) else None
+    return entry if isinstance(entry, dict) else None
+
+
+def write_cached(probe: str, fingerprint: dict[str, Any], subject: dict[str, Any], answer: dict[str, Any]) -> Path:
+    """Store `answer` (atomically, beside the other entries); returns the cache file. Raises OSError."""
+    path = cache_dir() / CACHE_FILE
+    try:
+        entries = json.loads(path.read_text())
+        entries = entries if isinstance(entries, dict) else {}
+    except (OSError, ValueError):
+        entries = {}
+    entries[_key(probe, fingerprint, subject)] = answer
+    return write_json_atomic(path, entries)

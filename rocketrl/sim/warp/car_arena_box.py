@@ -1,0 +1,323 @@
+"""A car's hitbox against the arena: the Octane box against RocketSim's four planes and the soccar collision
+meshes, with Bullet's contact response.
+
+Contacts (rebuilt every tick from the pose at the tick's start): a box corner within CONTACT_REACH of a
+plane is a point on it; a mesh triangle near the box is tested on the 13 separating axes of a box and a
+triangle (3 box faces, the triangle's normal, 9 edge pairs), and the axis of least penetration gives the
+normal (from the triangle towards the box). Along the triangle's normal every box corner over the triangle
+and within reach is a point; along any other axis the one deepest feature is. At most MAX_BOX_POINTS
+points are kept, the deepest.
+
+Response, as Bullet's sequential impulse solver with RocketSim's settings and car-world material
+(restitution 0.3, friction 0.3): per point a normal impulse aiming at restitution x the approach speed
+(before this tick's gravity; none under RESTITUTION_MIN_SPEED), whatever the point's gap, as RocketSim's
+Bullet sets up contacts; a penetration is recovered by moving the car (split impulse, 80% per tick, at any
+depth: RocketSim sets the split threshold out of reach); one friction direction per point, along its
+sliding velocity, within 0.3 x its normal impulse; SOLVER_ITERATIONS sweeps, normals then friction.
+Bullet finds its points with GJK and EPA on a box with 2 uu rounded edges, keeps them in a manifold from
+tick to tick and warm-starts their impulses (x 0.85); this model does none of that.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from rocketrl.sim.warp.constants import (
+    CAR_INV_INERTIA,
+    CAR_MASS,
+    CARWORLD_RESTITUTION,
+    GRAVITY_Z,
+    HITBOX_HALF,
+    HITBOX_OFFSET,
+    RESTITUTION_MIN_SPEED,
+    TICK_TIME,
+)
+from rocketrl.sim.warp.layout import F_CONTACT_NX, F_CONTACT_NY, F_CONTACT_NZ, I_WORLD_CONTACT, SimState
+from rocketrl.sim.warp.wheel_rays import mesh_may_reach, plane_normal, plane_point
+
+MAX_BOX_POINTS = wp.constant(8)
+BoxRows = wp.types.matrix(shape=(8, 3), dtype=wp.float32)
+"""One 3-vector per contact point."""
+BoxValues = wp.types.vector(length=8, dtype=wp.float32)
+CONTACT_REACH = wp.constant(1.8)
+"""Gap (uu) within which a point is a contact: Bullet's contact breaking threshold for the car (0.02 x its
+bounding sphere's radius in 50 uu units)."""
+CARWORLD_FRICTION = wp.constant(0.3)
+SPLIT_ERP = wp.constant(0.8)
+"""Share of a penetration recovered per tick by moving the car (RocketSim's m_erp2)."""
+SOLVER_ITERATIONS = wp.constant(10)
+
+
+@wp.struct
+class BoxContacts:
+    """Contact points of a car's hitbox with the arena this tick."""
+
+    count: int
+    offset: BoxRows
+    """Point relative to the car origin (uu)."""
+    normal: BoxRows
+    """Unit normal from the arena towards the car."""
+    gap: BoxValues
+    """Signed distance (uu; negative: penetration)."""
+
+
+@wp.func
+def add_point(box: BoxContacts, offset: wp.vec3, normal: wp.vec3, gap: float) -> BoxContacts:
+    """box with the point added, or replacing its shallowest point if full and the new one is deeper."""
+    out = box
+    if out.count < MAX_BOX_POINTS:
+        i = out.count
+        out.offset[i] = offset
+        out.normal[i] = normal
+        out.gap[i] = gap
+        out.count = out.count + 1
+        return out
+    worst = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
+    for i in range(MAX_BOX_POINTS):
+        if out.gap[i] > out.gap[worst]:
+            worst = i
+    if gap < out.gap[worst]:
+        out.offset[worst] = offset
+        out.normal[worst] = normal
+        out.gap[worst] = gap
+    return out
+
+
+@wp.func
+def box_corner(centre: wp.vec3, axes: wp.mat33, k: int) -> wp.vec3:
+    """Corner k (0..7; bit 0: +forward, bit 1: +right, bit 2: +up) of the hitbox (axes: rows forward, right,
+    up)."""
+    sx = float(2 * (k & 1) - 1)
+    sy = float(2 * ((k >> 1) & 1) - 1)
+    sz = float(2 * ((k >> 2) & 1) - 1)
+    return centre + axes[0] * (sx * HITBOX_HALF[0]) + axes[1] * (sy * HITBOX_HALF[1]) + axes[2] * (sz * HITBOX_HALF[2])
+
+
+@wp.func
+def box_radius(axes: wp.mat33, n: wp.vec3) -> float:
+    """Half the hitbox's extent along unit n."""
+    return (
+        wp.abs(wp.dot(axes[0], n)) * HITBOX_HALF[0]
+        + wp.abs(wp.dot(axes[1], n)) * HITBOX_HALF[1]
+        + wp.abs(wp.dot(axes[2], n)) * HITBOX_HALF[2]
+    )
+
+
+@wp.func
+def separation(centre: wp.vec3, axes: wp.mat33, v0: wp.vec3, v1: wp.vec3, v2: wp.vec3, axis: wp.vec3):
+    """Signed separation (uu) of the hitbox and triangle along unit `axis`, and the axis turned to point
+    from the triangle towards the box."""
+    r = box_radius(axes, axis)
+    c = wp.dot(centre, axis)
+    p0 = wp.dot(v0, axis)
+    p1 = wp.dot(v1, axis)
+    p2 = wp.dot(v2, axis)
+    lo = wp.min(p0, wp.min(p1, p2))
+    hi = wp.max(p0, wp.max(p1, p2))
+    above = (c - r) - hi
+    below = lo - (c + r)
+    if above >= below:
+        return above, axis
+    return below, -axis
+
+
+@wp.func
+def inside_triangle(p: wp.vec3, v0: wp.vec3, v1: wp.vec3, v2: wp.vec3, n: wp.vec3) -> bool:
+    """Whether p projects into the triangle along its normal n."""
+    return (
+        wp.dot(wp.cross(v1 - v0, p - v0), n) >= 0.0
+        and wp.dot(wp.cross(v2 - v1, p - v1), n) >= 0.0
+        and wp.dot(wp.cross(v0 - v2, p - v2), n) >= 0.0
+    )
+
+
+@wp.func
+def triangle_points(
+    box: BoxContacts, pos: wp.vec3, centre: wp.vec3, axes: wp.mat33, v0: wp.vec3, v1: wp.vec3, v2: wp.vec3
+) -> BoxContacts:
+    """box with the hitbox's contact points on one triangle added (see the module docstring)."""
+    tri_n = wp.normalize(wp.cross(v1 - v0, v2 - v0))
+    best, normal = separation(centre, axes, v0, v1, v2, tri_n)
+    along_face = int(1)  # noqa: UP018 (a variable for Warp, not a constant)
+    for i in range(3):
+        gap, n = separation(centre, axes, v0, v1, v2, axes[:, i])
+        if gap > best + 1.0e-3:
+            best = gap
+            normal = n
+            along_face = 0
+    edges = wp.matrix_from_rows(v1 - v0, v2 - v1, v0 - v2)
+    for i in range(3):
+        for j in range(3):
+            axis = wp.cross(axes[:, i], edges[j])
+            length = wp.length(axis)
+            if length > 1.0e-3 * wp.length(edges[j]):
+                gap, n = separation(centre, axes, v0, v1, v2, axis / length)
+                if gap > best + 1.0e-3:
+                    best = gap
+                    normal = n
+                    along_face = 0
+    out = box
+    if best >= CONTACT_REACH:
+        return out
+    if along_face != 0:
+        plane = wp.dot(v0, normal)
+        found = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
+        for k in range(8):
+            corner = box_corner(centre, axes, k)
+            gap = wp.dot(corner, normal) - plane
+            if gap < CONTACT_REACH and inside_triangle(corner, v0, v1, v2, normal):
+                out = add_point(out, corner - pos, normal, gap)
+                found = found + 1
+        if found > 0:
+            return out
+    # One point: the box's support point towards the triangle, moved onto the middle of the penetration.
+    support = centre - axes[0] * (wp.sign(wp.dot(axes[0], normal)) * HITBOX_HALF[0])
+    support = support - axes[1] * (wp.sign(wp.dot(axes[1], normal)) * HITBOX_HALF[1])
+    support = support - axes[2] * (wp.sign(wp.dot(axes[2], normal)) * HITBOX_HALF[2])
+    if along_face == 0:
+        # The triangle's deepest vertex along -normal, against a box face or edge.
+        deepest = v0
+        if wp.dot(v1, normal) > wp.dot(deepest, normal):
+            deepest = v1
+        if wp.dot(v2, normal) > wp.dot(deepest, normal):
+            deepest = v2
+        support = deepest + normal * best
+    return add_point(out, support - pos, normal, best)
+
+
+@wp.func
+def find_box_contacts(s: SimState, pos: wp.vec3, q: wp.quat) -> BoxContacts:
+    """The hitbox's contact points with the arena planes and meshes for a car at pos (uu), orientation q."""
+    box = BoxContacts()
+    box.count = 0
+    axes = wp.matrix_from_rows(
+        wp.quat_rotate(q, wp.vec3(1.0, 0.0, 0.0)),
+        wp.quat_rotate(q, wp.vec3(0.0, 1.0, 0.0)),
+        wp.quat_rotate(q, wp.vec3(0.0, 0.0, 1.0)),
+    )
+    centre = pos + wp.quat_rotate(q, HITBOX_OFFSET)
+    for plane in range(4):
+        n = plane_normal(plane)
+        o = plane_point(plane)
+        if wp.dot(centre - o, n) - box_radius(axes, n) < CONTACT_REACH:
+            for k in range(8):
+                corner = box_corner(centre, axes, k)
+                gap = wp.dot(corner - o, n)
+                if gap < CONTACT_REACH:
+                    box = add_point(box, corner - pos, n, gap)
+    if mesh_may_reach(s, centre):
+        reach = wp.vec3(box_radius(axes, wp.vec3(1.0, 0.0, 0.0)), box_radius(axes, wp.vec3(0.0, 1.0, 0.0)), 0.0)
+        reach = wp.vec3(reach[0], reach[1], box_radius(axes, wp.vec3(0.0, 0.0, 1.0))) + wp.vec3(CONTACT_REACH)
+        query = wp.mesh_query_aabb(s.arena_mesh, centre - reach, centre + reach)
+        face = int(0)  # noqa: UP018 (mesh_query_aabb_next writes the face index into it)
+        while wp.mesh_query_aabb_next(query, face):
+            v0 = wp.mesh_get_point(s.arena_mesh, face * 3)
+            v1 = wp.mesh_get_point(s.arena_mesh, face * 3 + 1)
+            v2 = wp.mesh_get_point(s.arena_mesh, face * 3 + 2)
+            box = triangle_points(box, pos, centre, axes, v0, v1, v2)
+    return box
+
+
+@wp.func
+def inv_inertia_world(q: wp.quat, x: wp.vec3) -> wp.vec3:
+    return wp.quat_rotate(q, wp.cw_mul(wp.quat_rotate_inv(q, x), CAR_INV_INERTIA))
+
+
+@wp.func
+def tangent_of(n: wp.vec3, slip: wp.vec3) -> wp.vec3:
+    """Friction direction: the sliding velocity's part across n, or any unit vector across n."""
+    lateral = slip - n * wp.dot(n, slip)
+    if wp.length_sq(lateral) > 1.0e-6:
+        return wp.normalize(lateral)
+    if wp.abs(n[2]) > 0.7071067811865476:
+        k = 1.0 / wp.sqrt(n[1] * n[1] + n[2] * n[2])
+        return wp.vec3(0.0, -n[2] * k, n[1] * k)
+    k = 1.0 / wp.sqrt(n[0] * n[0] + n[1] * n[1])
+    return wp.vec3(-n[1] * k, n[0] * k, 0.0)
+
+
+@wp.func
+def car_arena_box_contact(s: SimState, a: int, c: int):
+    """Car c's hitbox against the arena for one tick: contacts, impulses and push-out (module docstring);
+    records I_WORLD_CONTACT and the first point's normal for auto-flip and auto-roll (RocketSim's
+    world contact)."""
+    pos = s.car_pos[a, c]
+    q = s.car_rot[a, c]
+    box = find_box_contacts(s, pos, q)
+    s.car_i[a, c, I_WORLD_CONTACT] = int(box.count > 0)
+    if box.count == 0:
+        return
+    n0 = box.normal[0]
+    s.car_f[a, c, F_CONTACT_NX] = n0[0]
+    s.car_f[a, c, F_CONTACT_NY] = n0[1]
+    s.car_f[a, c, F_CONTACT_NZ] = n0[2]
+    v = s.car_vel[a, c]
+    w = s.car_ang[a, c]
+    before_gravity = v - wp.vec3(0.0, 0.0, GRAVITY_Z * TICK_TIME)
+    rhs = BoxValues()
+    push_rhs = BoxValues()
+    inv_n = BoxValues()
+    rhs_t = BoxValues()
+    inv_t = BoxValues()
+    tangent = BoxRows()
+    for i in range(box.count):
+        r = box.offset[i]
+        n = box.normal[i]
+        rn = wp.cross(r, n)
+        inv_n[i] = 1.0 / (1.0 / CAR_MASS + wp.dot(rn, inv_inertia_world(q, rn)))
+        approach = wp.dot(n, before_gravity + wp.cross(w, r))
+        restitution = float(0.0)  # noqa: UP018 (a variable for Warp, not a constant)
+        if wp.abs(approach) >= RESTITUTION_MIN_SPEED:
+            restitution = wp.max(-CARWORLD_RESTITUTION * approach, 0.0)
+        velocity_error = restitution - wp.dot(n, v + wp.cross(w, r))
+        gap = box.gap[i]
+        if gap < 0.0:
+            push_rhs[i] = -gap * SPLIT_ERP / TICK_TIME * inv_n[i]
+        rhs[i] = velocity_error * inv_n[i]
+        t = tangent_of(n, v + wp.cross(w, r))
+        tangent[i] = t
+        rt = wp.cross(r, t)
+        inv_t[i] = 1.0 / (1.0 / CAR_MASS + wp.dot(rt, inv_inertia_world(q, rt)))
+        rhs_t[i] = -(wp.dot(t, v) + wp.dot(rt, w)) * inv_t[i]
+    applied = BoxValues()
+    applied_t = BoxValues()
+    applied_push = BoxValues()
+    dv = wp.vec3(0.0)
+    dw = wp.vec3(0.0)
+    pv = wp.vec3(0.0)
+    pw = wp.vec3(0.0)
+    for _it in range(SOLVER_ITERATIONS):
+        for i in range(box.count):
+            r = box.offset[i]
+            n = box.normal[i]
+            rn = wp.cross(r, n)
+            total = wp.max(applied[i] + rhs[i] - (wp.dot(n, dv) + wp.dot(rn, dw)) * inv_n[i], 0.0)
+            step = total - applied[i]
+            applied[i] = total
+            dv = dv + n * (step / CAR_MASS)
+            dw = dw + inv_inertia_world(q, rn * step)
+            if push_rhs[i] != 0.0:
+                total = wp.max(applied_push[i] + push_rhs[i] - (wp.dot(n, pv) + wp.dot(rn, pw)) * inv_n[i], 0.0)
+                step = total - applied_push[i]
+                applied_push[i] = total
+                pv = pv + n * (step / CAR_MASS)
+                pw = pw + inv_inertia_world(q, rn * step)
+        for i in range(box.count):
+            if applied[i] > 0.0:
+                r = box.offset[i]
+                t = tangent[i]
+                rt = wp.cross(r, t)
+                limit = CARWORLD_FRICTION * applied[i]
+                total = applied_t[i] + rhs_t[i] - (wp.dot(t, dv) + wp.dot(rt, dw)) * inv_t[i]
+                total = wp.clamp(total, -limit, limit)
+                step = total - applied_t[i]
+                applied_t[i] = total
+                dv = dv + t * (step / CAR_MASS)
+                dw = dw + inv_inertia_world(q, rt * step)
+    s.car_vel[a, c] = v + dv
+    s.car_ang[a, c] = w + dw
+    if pv[0] != 0.0 or pv[1] != 0.0 or pv[2] != 0.0:
+        s.car_pos[a, c] = pos + pv * TICK_TIME
+        angle = wp.length(pw) * TICK_TIME
+        if angle > 1.0e-9:
+            s.car_rot[a, c] = wp.normalize(wp.quat_from_axis_angle(pw / wp.length(pw), angle) * q)
