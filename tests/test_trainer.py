@@ -15,6 +15,7 @@ import torch
 from rocketrl.config import load_config
 from rocketrl.infra.checkpoint import load_checkpoint
 from rocketrl.ppo import update as update_module
+from rocketrl.ppo.train_logger import UpdateReport
 from rocketrl.ppo.trainer import Trainer
 
 SMALL = [
@@ -36,9 +37,9 @@ class StopAfter:
     def __init__(self, updates: int) -> None:
         self.updates = updates
 
-    def log_update(self, trainer: Trainer, stats, timings, sps) -> None:
-        if trainer.counters.updates >= self.updates:
-            trainer._on_signal(signal.SIGINT, None)
+    def log_update(self, report: UpdateReport) -> None:
+        if report.updates >= self.updates:
+            signal.raise_signal(signal.SIGINT)  # the trainer's handler stops the run after this update
 
 
 def train(cfg, resume: str | None = None, logger: object | None = None) -> Trainer:
@@ -361,7 +362,7 @@ def test_checkpoint_minutes_saves_by_wall_time_and_the_run_resumes(tmp_path, mon
             return clock["now"]
 
     class Tick:
-        def log_update(self, trainer, stats, timings, sps) -> None:
+        def log_update(self, report: UpdateReport) -> None:
             clock["now"] += 40.0
 
     monkeypatch.setattr(trainer_module, "time", FakeTime)

@@ -22,8 +22,15 @@ ORANGE_TEAM = 1
 SIDE_WALL_X = 4096.0
 BACK_WALL_Y = 5120.0
 CEILING_Z = 2044.0
+"""Ceiling height used by observations, rewards and state setters (RLGym's value)."""
+CEILING_PLANE_Z = 2048.0
+"""Height of RocketSim's ceiling collision plane, which the engines collide with (4 uu above CEILING_Z)."""
 GOAL_HALF_WIDTH = 892.755
+"""Half width of the goal mouth used by observations and rewards (RLGym's value); the collision meshes'
+goal side walls stand at |x| = 896."""
 GOAL_HEIGHT = 642.775
+"""Height of the goal mouth used by observations and rewards (RLGym's value); the meshes' crossbar
+underside is at z = 640."""
 GOAL_DEPTH = 880.0
 BACK_NET_Y = BACK_WALL_Y + GOAL_DEPTH
 """The goal line is y = +-5120; the ball counts as scored once its centre passes 5124.25 + radius."""

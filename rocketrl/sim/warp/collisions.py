@@ -17,7 +17,7 @@ from rocketrl.sim.warp.constants import (
     BALL_MASS,
     BALL_RADIUS,
     BALL_RESTITUTION,
-    CEILING_Z,
+    CEILING_PLANE_Z,
     EXTENT_X,
     GRAVITY_Z,
     RESTITUTION_MIN_SPEED,
@@ -197,7 +197,7 @@ def plane_gap(p: wp.vec3, k: int) -> float:
     if k == 0:
         return p[2]
     if k == 1:
-        return CEILING_Z - p[2]
+        return CEILING_PLANE_Z - p[2]
     if k == 2:
         return p[0] + EXTENT_X
     return EXTENT_X - p[0]

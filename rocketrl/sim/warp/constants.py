@@ -1,28 +1,28 @@
 """Physical constants of the warp engine, in Rocket League units (uu, uu/s, rad, s) unless noted.
 
-Values follow RocketSim's RLConst.h and public Rocket League references.
+Values follow RocketSim's RLConst.h and public Rocket League references. The arena's dimensions and the
+game's speed limits are owned by rocketrl.sim.arena, which both engines read; this module holds them as
+warp constants and adds what only the warp engine's physics needs.
 """
 
 from __future__ import annotations
 
 import warp as wp
 
+from rocketrl.sim import arena
+
 # ---------------------------------------------------------------------------------------- world
-TICK_TIME = wp.constant(1.0 / 120.0)
+TICK_TIME = wp.constant(arena.TICK_TIME)
 GRAVITY_Z = wp.constant(-650.0)
 
 # Arena (uu).
-EXTENT_X = wp.constant(4096.0)
-CEILING_Z = wp.constant(2048.0)
-"""Height of RocketSim's ceiling plane."""
-GOAL_HALF_WIDTH = wp.constant(896.0)
-"""Half width of the goal's inside between its side walls (|x|)."""
-GOAL_HEIGHT = wp.constant(640.0)
-"""Height of the goal's flat roof (the crossbar's underside)."""
+EXTENT_X = wp.constant(arena.SIDE_WALL_X)
+CEILING_PLANE_Z = wp.constant(arena.CEILING_PLANE_Z)
+"""Height of RocketSim's ceiling collision plane."""
 GOAL_SCORE_Y = wp.constant(5124.25)
 
 # ----------------------------------------------------------------------------------------- ball
-BALL_RADIUS = wp.constant(91.25)
+BALL_RADIUS = wp.constant(arena.BALL_RADIUS)
 BALL_ARENA_RADIUS = wp.constant(93.15)
 """Centre distance (uu) within which the arena touches the ball: BALL_RADIUS plus Bullet's contact
 threshold (a ball set down at rest stays at this height)."""
@@ -31,7 +31,7 @@ BALL_DRAG = wp.constant(0.03)
 """Linear damping: velocity *= (1 - 0.03) ** dt."""
 BALL_RESTITUTION = wp.constant(0.6)
 BALL_FRICTION = wp.constant(0.35)
-BALL_MAX_SPEED = wp.constant(6000.0)
+BALL_MAX_SPEED = wp.constant(arena.BALL_MAX_SPEED)
 BALL_MAX_ANG_SPEED = wp.constant(6.0)
 RESTITUTION_MIN_SPEED = wp.constant(10.0)
 """Below this approach speed a contact does not bounce (Bullet's restitution threshold, 0.2 m/s)."""
@@ -55,8 +55,8 @@ CAR_INV_INERTIA = wp.constant(
 )
 """Inverse inertia of the hitbox box about the car origin, body axes (forward, right, up), as Bullet
 computes it for RocketSim's car (see INERTIA_BOX_SHRINK)."""
-CAR_MAX_SPEED = wp.constant(2300.0)
-CAR_MAX_ANG_SPEED = wp.constant(5.5)
+CAR_MAX_SPEED = wp.constant(arena.CAR_MAX_SPEED)
+CAR_MAX_ANG_SPEED = wp.constant(arena.CAR_MAX_ANG_SPEED)
 
 COASTING_BRAKE_FACTOR = wp.constant(0.15)
 STOPPING_FORWARD_VEL = wp.constant(25.0)

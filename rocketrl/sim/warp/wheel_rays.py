@@ -5,7 +5,7 @@ RocketSim casts each ray with Bullet's btDefaultVehicleRaycaster (a closest-hit 
 itself ignored) from the wheel's suspension connection point along the car's -up for rest length + travel
 + radius - SUSPENSION_SUBTRACTION. A triangle hit reports the triangle's unit normal turned towards the
 ray's start (btTriangleRaycastCallback without kF_KeepUnflippedNormal); the contact point is the start
-moved by the hit fraction of the ray. The arena planes are RocketSim's: z = 0 (up), z = CEILING_Z
+moved by the hit fraction of the ray. The arena planes are RocketSim's: z = 0 (up), z = CEILING_PLANE_Z
 (down), x = -EXTENT_X (+x) and x = +EXTENT_X (-x). Rays do not hit the ball or other cars here (Bullet's
 would, a case this model leaves out).
 
@@ -21,7 +21,7 @@ from rocketrl.sim.warp.constants import (
     BACK_SUSPENSION_REST,
     BACK_WHEEL_OFFSET,
     BACK_WHEEL_RADIUS,
-    CEILING_Z,
+    CEILING_PLANE_Z,
     EXTENT_X,
     FRONT_SUSPENSION_REST,
     FRONT_WHEEL_OFFSET,
@@ -92,7 +92,7 @@ def plane_point(k: int) -> wp.vec3:
     if k == 0:
         return wp.vec3(0.0)
     if k == 1:
-        return wp.vec3(0.0, 0.0, CEILING_Z)
+        return wp.vec3(0.0, 0.0, CEILING_PLANE_Z)
     if k == 2:
         return wp.vec3(-EXTENT_X, 0.0, 0.0)
     return wp.vec3(EXTENT_X, 0.0, 0.0)
