@@ -182,6 +182,30 @@ def _summary(values: torch.Tensor) -> dict[str, float]:
     }
 
 
+def errors_by_time(
+    paths: dict, times: tuple[float, ...], within_uu: float, within_at: float
+) -> dict[str, dict | float]:
+    """Random sequences' errors: per time in `times` (s), median / 90th percentile / max of position (uu) and
+    orientation (degrees) errors, then the share of sequences within `within_uu` at `within_at` seconds."""
+    report: dict[str, dict | float] = {}
+    for seconds in times:
+        pos_err, rot_err = errors_at(paths, int(round(seconds * TICKS_PER_SECOND)))
+        report[f"{seconds}s"] = {"position_uu": _summary(pos_err), "orientation_deg": _summary(rot_err)}
+    err, _ = errors_at(paths, int(round(within_at * TICKS_PER_SECOND)))
+    report[f"share_within_{within_uu}uu_at_{within_at}s"] = float((err <= within_uu).float().mean())
+    return report
+
+
+def errors_by_case(names: list[str], paths: dict, times: tuple[float, ...]) -> dict[str, dict]:
+    """Scripted cases' errors: {name: {"<t>s": {"position_uu", "orientation_deg"}}} for each time in `times`."""
+    report: dict[str, dict] = {name: {} for name in names}
+    for seconds in times:
+        pos_err, rot_err = errors_at(paths, int(round(seconds * TICKS_PER_SECOND)))
+        for i, name in enumerate(names):
+            report[name][f"{seconds}s"] = {"position_uu": float(pos_err[i]), "orientation_deg": float(rot_err[i])}
+    return report
+
+
 def random_air_report(count: int = RANDOM_SEQUENCES, seed: int = 0) -> dict:
     """Errors of `count` random airborne sequences that stay inside SAFE_BOX (drawn from 2 x count
     candidates, first ones kept): per time, median / 90th percentile / max of position (uu) and
@@ -194,12 +218,7 @@ def random_air_report(count: int = RANDOM_SEQUENCES, seed: int = 0) -> dict:
         raise RuntimeError(f"only {len(keep)} of {2 * count} random cases stay inside SAFE_BOX")
     paths = {name: (pos[:, keep], rot[:, keep]) for name, (pos, rot) in paths.items()}
     report: dict = {"sequences": count, "candidates": 2 * count, "control_hold_ticks": CONTROL_HOLD}
-    for seconds in AIR_TIMES:
-        pos_err, rot_err = errors_at(paths, int(round(seconds * TICKS_PER_SECOND)))
-        report[f"{seconds}s"] = {"position_uu": _summary(pos_err), "orientation_deg": _summary(rot_err)}
-    end_err, _ = errors_at(paths, int(round(AIR_TIMES[-1] * TICKS_PER_SECOND)))
-    report[f"share_within_{WITHIN_UU}uu_at_{AIR_TIMES[-1]}s"] = float((end_err <= WITHIN_UU).float().mean())
-    return report
+    return report | errors_by_time(paths, AIR_TIMES, WITHIN_UU, AIR_TIMES[-1])
 
 
 def scripted_air_report() -> dict:
@@ -208,12 +227,7 @@ def scripted_air_report() -> dict:
     paths = car_paths(state, controls)
     if not bool(inside_safe_box(paths["rocketsim"][0]).all()):
         raise RuntimeError("a scripted case leaves SAFE_BOX")
-    report: dict = {name: {} for name in names}
-    for seconds in AIR_TIMES:
-        pos_err, rot_err = errors_at(paths, int(round(seconds * TICKS_PER_SECOND)))
-        for i, name in enumerate(names):
-            report[name][f"{seconds}s"] = {"position_uu": float(pos_err[i]), "orientation_deg": float(rot_err[i])}
-    return report
+    return errors_by_case(names, paths, AIR_TIMES)
 
 
 def car_air_report() -> dict:

@@ -19,7 +19,7 @@ import math
 
 import torch
 
-from rocketrl.diagnostics.car_air_parity import _summary, car_paths, errors_at
+from rocketrl.diagnostics.car_air_parity import car_paths, errors_by_case, errors_by_time
 from rocketrl.sim.state import ResetState
 
 TICKS_PER_SECOND = 120
@@ -167,12 +167,7 @@ def random_ground_report(count: int = RANDOM_SEQUENCES, seed: int = 0) -> dict:
         raise RuntimeError(f"only {len(keep)} of {2 * count} random cases stay on the floor away from walls")
     paths = {name: (pos[:, keep], rot[:, keep]) for name, (pos, rot) in paths.items()}
     report: dict = {"sequences": count, "candidates": 2 * count, "control_hold_ticks": CONTROL_HOLD}
-    for seconds in GROUND_TIMES:
-        pos_err, rot_err = errors_at(paths, int(round(seconds * TICKS_PER_SECOND)))
-        report[f"{seconds}s"] = {"position_uu": _summary(pos_err), "orientation_deg": _summary(rot_err)}
-    err, _ = errors_at(paths, int(round(WITHIN_AT_SECONDS * TICKS_PER_SECOND)))
-    report[f"share_within_{WITHIN_UU}uu_at_{WITHIN_AT_SECONDS}s"] = float((err <= WITHIN_UU).float().mean())
-    return report
+    return report | errors_by_time(paths, GROUND_TIMES, WITHIN_UU, WITHIN_AT_SECONDS)
 
 
 def scripted_ground_report() -> dict:
@@ -181,12 +176,7 @@ def scripted_ground_report() -> dict:
     paths = car_paths(state, controls)
     if not bool(on_floor_only(*paths["rocketsim"]).all()):
         raise RuntimeError("a scripted case leaves the floor's middle")
-    report: dict = {name: {} for name in names}
-    for seconds in GROUND_TIMES:
-        pos_err, rot_err = errors_at(paths, int(round(seconds * TICKS_PER_SECOND)))
-        for i, name in enumerate(names):
-            report[name][f"{seconds}s"] = {"position_uu": float(pos_err[i]), "orientation_deg": float(rot_err[i])}
-    return report
+    return errors_by_case(names, paths, GROUND_TIMES)
 
 
 def car_ground_report() -> dict:

@@ -16,7 +16,7 @@ import math
 
 import torch
 
-from rocketrl.diagnostics.car_air_parity import _summary, car_paths, errors_at
+from rocketrl.diagnostics.car_air_parity import car_paths, errors_by_case, errors_by_time
 from rocketrl.sim.state import ResetState
 
 TICKS_PER_SECOND = 120
@@ -175,24 +175,14 @@ def random_wall_report(count: int = RANDOM_SEQUENCES, seed: int = 0) -> dict:
     state, controls = random_wall_cases(count, seed=seed)
     paths = car_paths(state, controls)
     report: dict = {"sequences": count, "control_hold_ticks": CONTROL_HOLD}
-    for seconds in WALL_TIMES:
-        pos_err, rot_err = errors_at(paths, int(round(seconds * TICKS_PER_SECOND)))
-        report[f"{seconds}s"] = {"position_uu": _summary(pos_err), "orientation_deg": _summary(rot_err)}
-    err, _ = errors_at(paths, int(round(WITHIN_AT_SECONDS * TICKS_PER_SECOND)))
-    report[f"share_within_{WITHIN_UU}uu_at_{WITHIN_AT_SECONDS}s"] = float((err <= WITHIN_UU).float().mean())
-    return report
+    return report | errors_by_time(paths, WALL_TIMES, WITHIN_UU, WITHIN_AT_SECONDS)
 
 
 def scripted_wall_report() -> dict:
     """Per SCRIPTED case and time: position error (uu) and orientation error (degrees)."""
     names, state, controls = scripted_wall_cases()
     paths = car_paths(state, controls)
-    report: dict = {name: {} for name in names}
-    for seconds in WALL_TIMES:
-        pos_err, rot_err = errors_at(paths, int(round(seconds * TICKS_PER_SECOND)))
-        for i, name in enumerate(names):
-            report[name][f"{seconds}s"] = {"position_uu": float(pos_err[i]), "orientation_deg": float(rot_err[i])}
-    return report
+    return errors_by_case(names, paths, WALL_TIMES)
 
 
 def car_wall_report() -> dict:
