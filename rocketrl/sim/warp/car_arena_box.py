@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from rocketrl.sim.warp.collisions import mesh_in_reach
 from rocketrl.sim.warp.constants import (
     CAR_INV_INERTIA,
     CAR_MASS,
@@ -33,7 +34,7 @@ from rocketrl.sim.warp.constants import (
     TICK_TIME,
 )
 from rocketrl.sim.warp.layout import F_CONTACT_NX, F_CONTACT_NY, F_CONTACT_NZ, I_WORLD_CONTACT, SimState
-from rocketrl.sim.warp.wheel_rays import mesh_may_reach, plane_normal, plane_point
+from rocketrl.sim.warp.wheel_rays import plane_normal, plane_point
 
 MAX_BOX_POINTS = wp.constant(8)
 BoxRows = wp.types.matrix(shape=(8, 3), dtype=wp.float32)
@@ -205,7 +206,7 @@ def find_box_contacts(s: SimState, pos: wp.vec3, q: wp.quat) -> BoxContacts:
                 gap = wp.dot(corner - o, n)
                 if gap < CONTACT_REACH:
                     box = add_point(box, corner - pos, n, gap)
-    if mesh_may_reach(s, centre):
+    if mesh_in_reach(s, centre):
         reach = wp.vec3(box_radius(axes, wp.vec3(1.0, 0.0, 0.0)), box_radius(axes, wp.vec3(0.0, 1.0, 0.0)), 0.0)
         reach = wp.vec3(reach[0], reach[1], box_radius(axes, wp.vec3(0.0, 0.0, 1.0))) + wp.vec3(CONTACT_REACH)
         query = wp.mesh_query_aabb(s.arena_mesh, centre - reach, centre + reach)

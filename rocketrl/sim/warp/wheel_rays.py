@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from rocketrl.sim.warp import arena_mesh
+from rocketrl.sim.warp.collisions import mesh_in_reach
 from rocketrl.sim.warp.constants import (
     BACK_SUSPENSION_REST,
     BACK_WHEEL_OFFSET,
@@ -33,10 +33,6 @@ from rocketrl.sim.warp.layout import SimState
 
 WheelRows = wp.types.matrix(shape=(4, 3), dtype=wp.float32)
 """One 3-vector per wheel (row k: wheel k)."""
-REACH_GRID_CELL = wp.constant(arena_mesh.REACH_GRID_CELL)
-"""Cell edge (uu) of SimState.arena_reach_grid, whose occupied cells hold every triangle within the ball's
-contact reach (93.15 uu plus 1) of any point of the cell: a wheel ray (under 50 uu) starting in an empty
-cell cannot reach a triangle."""
 
 
 @wp.struct
@@ -111,19 +107,6 @@ def plane_normal(k: int) -> wp.vec3:
 
 
 @wp.func
-def mesh_may_reach(s: SimState, p: wp.vec3) -> bool:
-    """False when no mesh triangle lies within a wheel ray's length of p (SimState.arena_reach_grid)."""
-    cell = (p - s.arena_grid_origin) / REACH_GRID_CELL
-    i = int(wp.floor(cell[0]))
-    j = int(wp.floor(cell[1]))
-    k = int(wp.floor(cell[2]))
-    grid = s.arena_reach_grid
-    if i < 0 or j < 0 or k < 0 or i >= grid.shape[0] or j >= grid.shape[1] or k >= grid.shape[2]:
-        return True
-    return grid[i, j, k] != 0
-
-
-@wp.func
 def cast_ray(s: SimState, start: wp.vec3, end: wp.vec3):
     """Closest arena hit of the segment start -> end: (hit 0/1, fraction of the segment in [0, 1], unit
     normal towards start). The planes are tested first and a later surface must be strictly closer, as in
@@ -144,7 +127,9 @@ def cast_ray(s: SimState, start: wp.vec3, end: wp.vec3):
                 normal = n
                 if dist_a <= 0.0:
                     normal = -n
-    if mesh_may_reach(s, start):
+    # The ball's reach grid holds every triangle within 93.15 + 1 uu of a cell; a wheel ray (under 50 uu)
+    # starting in an empty cell cannot reach a triangle, so the mesh query is skipped there.
+    if mesh_in_reach(s, start):
         delta = end - start
         length = wp.length(delta)
         direction = delta / length
