@@ -45,6 +45,18 @@ def test_each_run_appends_one_line_with_seed_commit_and_every_figure(tmp_path) -
     assert set(line["generalization"]) == {"shadow_goalie", "ball_chaser"}
     assert line["generalization"]["ball_chaser"]["draws"] == 1
     assert set(bench.GENERALIZATION_OPPONENTS) == {"shadow_goalie", "ball_chaser"}
+    assert "team_size" not in line  # 1v1, the benchmark's default, is not written
+    bench.append_record(record, {**report, "team_size": "2v2"})
+    assert json.loads(record.read_text().splitlines()[-1])["team_size"] == "2v2"
+
+
+def test_games_are_played_at_the_team_size_asked_for() -> None:
+    bench = load_benchmark()
+    args = bench.argparse.Namespace(team_size=(2, 2), game_seconds=60.0, kickoff_jitter=5.0)
+    match = bench.game_config(args, 100, seed=7)
+    assert (match.env.blue_size, match.env.orange_size) == (2, 2)
+    assert match.num_games == 100 and match.env.num_arenas == 50 and match.env.seed == 7
+    assert match.env.kickoff_jitter == 5.0 and match.game_seconds == 60.0
 
 
 def test_no_training_preset_uses_the_generalization_opponents() -> None:
