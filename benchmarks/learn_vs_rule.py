@@ -191,13 +191,18 @@ def _rate(figures: dict | None) -> str:
     )
 
 
-def runs_table(records: list[dict], preset: str) -> str:
-    """A Markdown table of every recorded run of `preset` (by seed, then date), with the median and the
-    lowest final win rate below it."""
-    runs = (r for r in records if r.get("preset") == preset and not r.get("variant"))
+def runs_table(records: list[dict], preset: str, variant: str = "", team: str = "1v1") -> str:
+    """A Markdown table of every recorded run of `preset` (by seed, then date) with the `variant`'s changes
+    (none: the preset itself) measured in `team` games, with the median and the lowest final win rate below."""
+    runs = (
+        r
+        for r in records
+        if r.get("preset") == preset and r.get("variant", "") == variant and r.get("team_size", "1v1") == team
+    )
     rows = sorted(runs, key=lambda r: (r["seed"], r.get("date", "")))
+    name = f"`{preset}`" + (f" with `{variant}`" if variant else "") + (f" ({team})" if team != "1v1" else "")
     if not rows:
-        return f"no recorded runs of preset {preset!r}"
+        return f"no recorded runs of {name}"
     lines = [
         "| seed | date | engine | steps | training + selection | vs RulePolicy (jittered) | Elo | exact spawns "
         "| vs shadow_goalie | vs ball_chaser |",
@@ -215,7 +220,7 @@ def runs_table(records: list[dict], preset: str) -> str:
     median = rates[len(rates) // 2] if len(rates) % 2 else (rates[len(rates) // 2 - 1] + rates[len(rates) // 2]) / 2
     lines.append("")
     lines.append(
-        f"{len(rows)} runs of `{preset}`: median {100 * median:.1f}%, lowest {100 * rates[0]:.1f}%, "
+        f"{len(rows)} runs of {name}: median {100 * median:.1f}%, lowest {100 * rates[0]:.1f}%, "
         f"highest {100 * rates[-1]:.1f}% against RulePolicy (targets: every run at least 80%, the median 90%)."
     )
     return "\n".join(lines)
@@ -437,7 +442,9 @@ def main() -> None:
     parser.add_argument("--evaluate", default=None, metavar="CHECKPOINT", help="no training: evaluate this bot")
     parser.add_argument("--train-seconds", type=float, default=None, help="with --evaluate: its training wall time")
     parser.add_argument(
-        "--table", action="store_true", help="print the recorded runs of --preset as a Markdown table, and stop"
+        "--table",
+        action="store_true",
+        help="print the recorded runs of --preset (with --variant's changes, at --team-size) as a Markdown table",
     )
     parser.add_argument(
         "--set",
@@ -458,7 +465,7 @@ def main() -> None:
     if args.table:
         path = Path(args.record or RUNS_RECORD)
         records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
-        print(runs_table(records, args.preset))
+        print(runs_table(records, args.preset, args.variant, "{}v{}".format(*args.team_size)))
         return
     if args.quick:
         args.timesteps, args.games, args.game_seconds, args.select_games = 20_000, 4, 20.0, 2

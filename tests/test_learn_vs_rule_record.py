@@ -82,4 +82,12 @@ def test_runs_table_lists_every_run_of_the_preset_with_median_and_lowest() -> No
     assert "70/100: 70.0%" in lines[2] and "40/50: 80.0%" in lines[2] and "100 + 6 min" in lines[2]
     assert "other" not in table and "10/100" not in table
     assert "3 runs of `vs_rule`: median 80.0%, lowest 70.0%, highest 90.0%" in lines[-1]
-    assert bench.runs_table([], "vs_rule") == "no recorded runs of preset 'vs_rule'"
+    assert bench.runs_table([], "vs_rule") == "no recorded runs of `vs_rule`"
+    # A variant's runs and runs measured in other team sizes have tables of their own.
+    variant = {**record(3, 60), "variant": "selfplay_half"}
+    team = {**record(4, 30), "team_size": "2v2"}
+    table = bench.runs_table([record(0, 70), variant, team], "vs_rule")
+    assert "60/100" not in table and "30/100" not in table and "1 runs of `vs_rule`:" in table
+    assert "60/100" in bench.runs_table([record(0, 70), variant, team], "vs_rule", variant="selfplay_half")
+    two = bench.runs_table([record(0, 70), variant, team], "vs_rule", team="2v2")
+    assert "30/100" in two and "70/100" not in two and "`vs_rule` (2v2)" in two
