@@ -87,7 +87,7 @@ def test_runs_table_lists_every_run_of_the_preset_with_median_and_lowest() -> No
     variant = {**record(3, 60), "variant": "selfplay_half"}
     team = {**record(4, 30), "team_size": "2v2"}
     table = bench.runs_table([record(0, 70), variant, team], "vs_rule")
-    assert "60/100" not in table and "30/100" not in table and "1 runs of `vs_rule`:" in table
+    assert "60/100" not in table and "30/100" not in table and "1 run of `vs_rule`:" in table
     assert "60/100" in bench.runs_table([record(0, 70), variant, team], "vs_rule", variant="selfplay_half")
     two = bench.runs_table([record(0, 70), variant, team], "vs_rule", team="2v2")
     assert "30/100" in two and "70/100" not in two and "`vs_rule` (2v2)" in two
