@@ -220,7 +220,8 @@ def runs_table(records: list[dict], preset: str, variant: str = "", team: str = 
     median = rates[len(rates) // 2] if len(rates) % 2 else (rates[len(rates) // 2 - 1] + rates[len(rates) // 2]) / 2
     lines.append("")
     lines.append(
-        f"{len(rows)} run{'s' if len(rows) != 1 else ''} of {name}: median {100 * median:.1f}%, lowest {100 * rates[0]:.1f}%, "
+        f"{len(rows)} run{'s' if len(rows) != 1 else ''} of {name}: median {100 * median:.1f}%, "
+        f"lowest {100 * rates[0]:.1f}%, "
         f"highest {100 * rates[-1]:.1f}% against RulePolicy (targets: every run at least 80%, the median 90%)."
     )
     return "\n".join(lines)
