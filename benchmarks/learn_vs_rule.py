@@ -55,6 +55,7 @@ from pathlib import Path
 
 import torch
 
+from rocketrl.cli_args import team_size
 from rocketrl.infra.bench_report import git_commit, machine_info
 
 LONG_BENCHMARK = True  # `rocketrl bench` runs it only when named
@@ -121,21 +122,31 @@ def games_summary(result) -> dict:
     }
 
 
+def game_config(args: argparse.Namespace, num_games: int, seed: int):
+    """A MatchConfig of `num_games` full games of args.team_size with jittered spawns, on arena seeds `seed`."""
+    from rocketrl.league.match import MatchConfig
+
+    blue, orange = args.team_size
+    return MatchConfig.games(
+        num_games=num_games,
+        game_seconds=args.game_seconds,
+        num_arenas=min(num_games, 50),
+        blue_size=blue,
+        orange_size=orange,
+        seed=seed,
+        kickoff_jitter=args.kickoff_jitter,
+    )
+
+
 def generalization(bot, args: argparse.Namespace, device) -> dict[str, dict]:
     """The bot's figures (games_summary) against each opponent of GENERALIZATION_OPPONENTS, on arena seeds
     of their own (args.seed + 2000), jittered kickoffs, full games."""
-    from rocketrl.league.match import MatchConfig, play_match
+    from rocketrl.league.match import play_match
     from rocketrl.policy.load import load_policy
 
     figures = {}
     for name in GENERALIZATION_OPPONENTS:
-        match = MatchConfig.games(
-            num_games=args.generalization_games,
-            game_seconds=args.game_seconds,
-            num_arenas=min(args.generalization_games, 50),
-            seed=args.seed + 2000,
-            kickoff_jitter=args.kickoff_jitter,
-        )
+        match = game_config(args, args.generalization_games, args.seed + 2000)
         result = play_match(bot, load_policy(name, compile_rule=True), match, "learner", name, device=device)
         figures[name] = games_summary(result)
         print(f"generalization: {result.summary()}", flush=True)
@@ -159,6 +170,7 @@ def record_line(report: dict) -> dict:
         "preset": report["preset"],
         **({"variant": report["variant"], "changes": report["changes"]} if report.get("variant") else {}),
         "train_engine": report["train_engine"],
+        **({"team_size": report["team_size"]} if report.get("team_size", "1v1") != "1v1" else {}),
         "steps": report["steps"],
         "train_wall_seconds": report["train_wall_seconds"],
         "select_wall_seconds": report["select_wall_seconds"],
@@ -179,13 +191,18 @@ def _rate(figures: dict | None) -> str:
     )
 
 
-def runs_table(records: list[dict], preset: str) -> str:
-    """A Markdown table of every recorded run of `preset` (by seed, then date), with the median and the
-    lowest final win rate below it."""
-    runs = (r for r in records if r.get("preset") == preset and not r.get("variant"))
+def runs_table(records: list[dict], preset: str, variant: str = "", team: str = "1v1") -> str:
+    """A Markdown table of every recorded run of `preset` (by seed, then date) with the `variant`'s changes
+    (none: the preset itself) measured in `team` games, with the median and the lowest final win rate below."""
+    runs = (
+        r
+        for r in records
+        if r.get("preset") == preset and r.get("variant", "") == variant and r.get("team_size", "1v1") == team
+    )
     rows = sorted(runs, key=lambda r: (r["seed"], r.get("date", "")))
+    name = f"`{preset}`" + (f" with `{variant}`" if variant else "") + (f" ({team})" if team != "1v1" else "")
     if not rows:
-        return f"no recorded runs of preset {preset!r}"
+        return f"no recorded runs of {name}"
     lines = [
         "| seed | date | engine | steps | training + selection | vs RulePolicy (jittered) | Elo | exact spawns "
         "| vs shadow_goalie | vs ball_chaser |",
@@ -203,7 +220,8 @@ def runs_table(records: list[dict], preset: str) -> str:
     median = rates[len(rates) // 2] if len(rates) % 2 else (rates[len(rates) // 2 - 1] + rates[len(rates) // 2]) / 2
     lines.append("")
     lines.append(
-        f"{len(rows)} runs of `{preset}`: median {100 * median:.1f}%, lowest {100 * rates[0]:.1f}%, "
+        f"{len(rows)} run{'s' if len(rows) != 1 else ''} of {name}: median {100 * median:.1f}%, "
+        f"lowest {100 * rates[0]:.1f}%, "
         f"highest {100 * rates[-1]:.1f}% against RulePolicy (targets: every run at least 80%, the median 90%)."
     )
     return "\n".join(lines)
@@ -238,7 +256,7 @@ def measure(args: argparse.Namespace) -> None:
 def evaluate(args: argparse.Namespace) -> None:
     """--evaluate: the final and generalization games of a given checkpoint, reported and recorded."""
     from rocketrl.infra.checkpoint import read_meta
-    from rocketrl.league.match import MatchConfig, play_match
+    from rocketrl.league.match import play_match
     from rocketrl.policy.load import checkpoint_config, policy_from_checkpoint
     from rocketrl.policy.rule import RulePolicy
 
@@ -248,13 +266,7 @@ def evaluate(args: argparse.Namespace) -> None:
     config = checkpoint_config(path, meta)
     bot = policy_from_checkpoint(path, deterministic=True)
     rule = RulePolicy(seed=args.seed, compiled=True)
-    match = MatchConfig.games(
-        num_games=args.games,
-        game_seconds=args.game_seconds,
-        num_arenas=min(args.games, 50),
-        seed=args.seed + 1,
-        kickoff_jitter=args.kickoff_jitter,
-    )
+    match = game_config(args, args.games, args.seed + 1)
     result = play_match(bot, rule, match, "learner", "rule_policy")
     print(f"final: {result.summary()}", flush=True)
     match.env.kickoff_jitter = 0.0
@@ -276,6 +288,7 @@ def evaluate(args: argparse.Namespace) -> None:
         "selection": [],
         "bot": str(path),
         "game_seconds": args.game_seconds,
+        "team_size": "{}v{}".format(*args.team_size),
         **games_summary(result),
         "acting": "greedy",
         "kickoff_jitter": args.kickoff_jitter,
@@ -297,16 +310,10 @@ def select_checkpoint(trainer, rule, args: argparse.Namespace, greedy: bool) -> 
     Every candidate plays the same --select-games full games (arena seeds args.seed + 1000, apart from
     the final games' args.seed + 1); the most points (wins + draws / 2) wins, ties to the newer step."""
     from rocketrl.infra.checkpoint import read_meta
-    from rocketrl.league.match import MatchConfig, play_match
+    from rocketrl.league.match import play_match
     from rocketrl.policy.load import policy_from_checkpoint
 
-    match = MatchConfig.games(
-        num_games=args.select_games,
-        game_seconds=args.game_seconds,
-        num_arenas=min(args.select_games, 50),
-        seed=args.seed + 1000,
-        kickoff_jitter=args.kickoff_jitter,
-    )
+    match = game_config(args, args.select_games, args.seed + 1000)
     kept = [(path, read_meta(path)) for path in trainer.checkpoints.list()]
     if not kept:
         return [], None
@@ -377,6 +384,11 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=100, help="evaluation games (default 100)")
     parser.add_argument("--game-seconds", type=float, default=300.0, help="game clock (default 300)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--team-size", type=team_size, default=(1, 1), metavar="NvN",
+        help="team sizes of the selection, final and generalization games, e.g. 2v2: the bot drives every blue "
+        "(or orange) car, the opponent every other (default 1v1). Training follows the preset",
+    )  # fmt: skip
     parser.add_argument("--logdir", default="runs/benchmarks")
     parser.add_argument("--plot", default=None, help="write the evaluation curve as a PNG here")
     parser.add_argument("--out", default=None, help="also write the JSON report here")
@@ -431,7 +443,9 @@ def main() -> None:
     parser.add_argument("--evaluate", default=None, metavar="CHECKPOINT", help="no training: evaluate this bot")
     parser.add_argument("--train-seconds", type=float, default=None, help="with --evaluate: its training wall time")
     parser.add_argument(
-        "--table", action="store_true", help="print the recorded runs of --preset as a Markdown table, and stop"
+        "--table",
+        action="store_true",
+        help="print the recorded runs of --preset (with --variant's changes, at --team-size) as a Markdown table",
     )
     parser.add_argument(
         "--set",
@@ -452,7 +466,7 @@ def main() -> None:
     if args.table:
         path = Path(args.record or RUNS_RECORD)
         records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
-        print(runs_table(records, args.preset))
+        print(runs_table(records, args.preset, args.variant, "{}v{}".format(*args.team_size)))
         return
     if args.quick:
         args.timesteps, args.games, args.game_seconds, args.select_games = 20_000, 4, 20.0, 2
@@ -477,7 +491,7 @@ def main() -> None:
         parser.error(f"--kickoff-jitter must lie in [0, {MAX_KICKOFF_JITTER:g}] uu")
 
     from rocketrl.config import load_config
-    from rocketrl.league.match import MatchConfig, play_match
+    from rocketrl.league.match import play_match
     from rocketrl.policy.actor_critic import PolicyActor
     from rocketrl.policy.load import policy_from_checkpoint
     from rocketrl.policy.rule import RulePolicy
@@ -525,13 +539,7 @@ def main() -> None:
             )
         else:
             learner = policy_from_checkpoint(chosen, device=trainer.device, deterministic=greedy)
-        match = MatchConfig.games(
-            num_games=args.games,
-            game_seconds=args.game_seconds,
-            num_arenas=min(args.games, 50),
-            seed=args.seed + 1,
-            kickoff_jitter=args.kickoff_jitter,
-        )
+        match = game_config(args, args.games, args.seed + 1)
         result = play_match(learner, rule, match, "learner", "rule_policy", device=trainer.device)
         exact = None
         if args.kickoff_jitter > 0 and not args.no_exact:  # the same games from the exact spawns
@@ -557,6 +565,7 @@ def main() -> None:
         "selection": selection,
         "bot": str(chosen) if chosen is not None else "final weights",
         "game_seconds": args.game_seconds,
+        "team_size": "{}v{}".format(*args.team_size),
         **final,
         "acting": "greedy" if greedy else "sampled",
         "kickoff_jitter": args.kickoff_jitter,

@@ -29,7 +29,17 @@ median, 90th percentile and max of the position error (uu) and the orientation e
 corner and onto the ceiling, driving, coasting, powersliding and jumping on walls, driving on the ceiling)
 each error at those times. --no-car-wall leaves it out.
 
+Car-contact report ("car_contacts"): two cars and the ball through both engines tick by tick
+(rocketrl.diagnostics.car_contact_parity): 64 random 4 s 1v1 sequences from kickoffs and 64 from random
+states (both cars' controls random, held 8 ticks), with per body (each car, the ball) the median, 90th
+percentile and max of the position error, of its share of the distance travelled, and of the cars'
+orientation error after 0.5, 1 and 4 s, and the shares of sequences whose cars are within 1 uu and within 1%
+of their path at 1 s and within 5% at 4 s (the targets: 90%, all, all); scripted meetings (a side bump, a
+head-on bump, a supersonic demolition, a 50/50, a hit of a ball at rest) with each error and the tick of each
+demolition in each engine. --no-car-contacts leaves it out.
+
     python benchmarks/parity.py [--out warp_parity.json] [--no-car-air] [--no-car-ground] [--no-car-wall]
+        [--no-car-contacts]
 """
 
 from __future__ import annotations
@@ -40,6 +50,7 @@ import time
 from pathlib import Path
 
 from rocketrl.diagnostics.car_air_parity import car_air_report
+from rocketrl.diagnostics.car_contact_parity import car_contact_report
 from rocketrl.diagnostics.car_ground_parity import car_ground_report
 from rocketrl.diagnostics.car_wall_parity import car_wall_report
 from rocketrl.diagnostics.parity import run_all
@@ -75,6 +86,7 @@ def main() -> None:
     parser.add_argument("--no-car-air", action="store_true", help="leave out the airborne car report")
     parser.add_argument("--no-car-ground", action="store_true", help="leave out the flat-floor car report")
     parser.add_argument("--no-car-wall", action="store_true", help="leave out the walls-and-ceiling car report")
+    parser.add_argument("--no-car-contacts", action="store_true", help="leave out the two-car report")
     args = parser.parse_args()
     started = time.perf_counter()
     measures = run_all()
@@ -89,6 +101,8 @@ def main() -> None:
         report["car_ground"] = car_ground_report()
     if not args.no_car_wall:
         report["car_wall"] = car_wall_report()
+    if not args.no_car_contacts:
+        report["car_contacts"] = car_contact_report()
     report["seconds"] = time.perf_counter() - started
     png = args.out.with_suffix(".png")
     report["plot"] = str(png) if plot(measures, png) else None

@@ -8,9 +8,15 @@ open file descriptors of the trainer and of every process below it. At the end i
 (a clean stop with a checkpoint) and reports:
 
 - per process role (trainer, each long-lived worker, the whole tree): resident MiB at the end of the warm-up
-  (`--warmup-minutes`, default 5) and at the end, the growth between them in percent, and the largest value;
+  and at the end, the growth between them in percent, and the largest value;
 - open descriptors of the trainer and the workers at the end of the warm-up, at the end, and the largest;
-- "met": after the warm-up the tree's memory grew by less than 5% and no process's descriptors grew.
+- "met": after the warm-up the tree's memory and the trainer's each grew by less than 5%, and no process's
+  descriptors grew.
+
+The warm-up lasts `--warmup-minutes` (default 5) and, on a machine slow enough to need longer, until the run
+has passed the agent-step where everything has been allocated once: the snapshot pool full (pool size x
+snapshot interval) and one evaluation and checkpoint after that. Its end is read from the run's progress
+lines, so the figures do not depend on the machine's speed.
 
 Values at a moment are the median of the samples within one `--every` either side, so one sample taken
 mid-update does not decide. The series themselves go into the JSON too.
@@ -23,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -36,6 +43,19 @@ from rocketrl.infra.proctree import descendants, has_proc, open_descriptors, res
 
 PRESET = Path(__file__).resolve().parent.parent / "configs" / "presets" / "vs_rule.yaml"
 MIB = 1024 * 1024
+POOL_SIZE = 5
+PROGRESS = re.compile(r"([\d,]+)/[\d,]+ \(")
+
+
+def last_step(log: Path) -> int | None:
+    """The agent-step of the run's last progress line."""
+    steps = PROGRESS.findall(log.read_text(errors="replace"))
+    return int(steps[-1].replace(",", "")) if steps else None
+
+
+def warmup_steps(args: argparse.Namespace) -> int:
+    """Agent-steps after which every allocation a run makes has happened once: pool full, then an evaluation."""
+    return POOL_SIZE * args.snapshot_interval + args.eval_interval
 
 
 def train_command(args: argparse.Namespace, logdir: Path) -> list[str]:
@@ -45,7 +65,7 @@ def train_command(args: argparse.Namespace, logdir: Path) -> list[str]:
         "--env.num-arenas", str(args.arenas), "--env.stepping", "processes",
         "--league.eval-interval", str(args.eval_interval), "--league.eval-games", "8",
         "--league.eval-replays", "true", "--league.snapshot-interval", str(args.snapshot_interval),
-        "--league.pool-size", "5", "--run.checkpoint-interval", str(args.eval_interval),
+        "--league.pool-size", str(POOL_SIZE), "--run.checkpoint-interval", str(args.eval_interval),
     ]  # fmt: skip
 
 
@@ -76,18 +96,25 @@ def summarize(series: list[tuple[float, float]], warmup: float, end: float, ever
     }
 
 
-def main(argv: list[str] | None = None) -> dict:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=30.0)
     parser.add_argument("--warmup-minutes", type=float, default=5.0)
     parser.add_argument("--every", type=float, default=10.0, help="seconds between samples (default 10)")
     parser.add_argument("--arenas", type=int, default=128)
-    parser.add_argument("--eval-interval", type=int, default=500_000, help="agent-steps between evaluations")
-    parser.add_argument("--snapshot-interval", type=int, default=250_000, help="agent-steps between snapshots")
+    parser.add_argument("--eval-interval", type=int, default=250_000, help="agent-steps between evaluations")
+    parser.add_argument(
+        "--snapshot-interval", type=int, default=100_000,
+        help=f"agent-steps between snapshots; the pool holds {POOL_SIZE}, so it fills early and then turns over",
+    )  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--logdir", default=None, help="keep the run here (default: a temporary folder)")
     parser.add_argument("--out", default=None, help="also write the JSON report here")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = parse_args(argv)
     if not has_proc():
         raise SystemExit("soak reads process memory from /proc: it runs on Linux")
     with tempfile.TemporaryDirectory(prefix="rocketrl-soak-") as tmp:
@@ -100,10 +127,13 @@ def main(argv: list[str] | None = None) -> dict:
                 env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True,
             )  # fmt: skip
         samples: list[tuple[float, dict]] = []
+        steps: list[tuple[float, int | None]] = []
         began = time.monotonic()
         try:
             while time.monotonic() - began < 60.0 * args.minutes and proc.poll() is None:
-                samples.append((time.monotonic() - began, sample(proc.pid)))
+                now = time.monotonic() - began
+                samples.append((now, sample(proc.pid)))
+                steps.append((now, last_step(log)))
                 time.sleep(args.every)
             crashed = proc.poll() is not None
             proc.send_signal(signal.SIGTERM)
@@ -114,7 +144,7 @@ def main(argv: list[str] | None = None) -> dict:
             except ProcessLookupError:
                 pass
         text = log.read_text(errors="replace")
-    report = analyse(samples, proc.pid, args)
+    report = analyse(samples, proc.pid, args, warmup_end(steps, args))
     report.update(
         {
             "run_exit_code": code,
@@ -132,9 +162,17 @@ def main(argv: list[str] | None = None) -> dict:
     return report
 
 
-def analyse(samples: list[tuple[float, dict]], trainer: int, args: argparse.Namespace) -> dict:
-    """Growth after the warm-up per role: trainer, each process alive in every sample after it, the tree."""
-    warmup, every = 60.0 * args.warmup_minutes, args.every
+def warmup_end(steps: list[tuple[float, int | None]], args: argparse.Namespace) -> float:
+    """Seconds into the run when the warm-up ends: `--warmup-minutes`, or later when the run had not yet passed
+    `warmup_steps` by then (infinity when it never did)."""
+    floor, needed = 60.0 * args.warmup_minutes, warmup_steps(args)
+    return next((t for t, step in steps if t >= floor and step is not None and step >= needed), float("inf"))
+
+
+def analyse(samples: list[tuple[float, dict]], trainer: int, args: argparse.Namespace, warmup: float) -> dict:
+    """Growth after the warm-up (ending `warmup` seconds in) per role: trainer, each process alive in every sample
+    after it, the tree."""
+    every = args.every
     end = samples[-1][0] if samples else 0.0
     late = [rows for t, rows in samples if t >= warmup]
     steady = set.intersection(*(set(rows) for rows in late)) - {trainer} if late else set()
@@ -146,6 +184,7 @@ def analyse(samples: list[tuple[float, dict]], trainer: int, args: argparse.Name
     tree = [(t, sum(r for r, _ in rows.values()) / MIB) for t, rows in samples]
     count = [(t, float(len(rows))) for t, rows in samples]
     growth = summarize(tree, warmup, end, every)["growth_percent"]
+    trainer_growth = roles["trainer"]["rss_mib"]["growth_percent"]
     fd_growth = [
         role["open_fds"]["at_end"] - role["open_fds"]["at_warmup"]
         for role in roles.values()
@@ -154,14 +193,20 @@ def analyse(samples: list[tuple[float, dict]], trainer: int, args: argparse.Name
     return {
         "benchmark": "soak",
         "minutes": round(end / 60.0, 2),
-        "warmup_minutes": args.warmup_minutes,
+        "warmup_minutes": round(warmup / 60.0, 2) if late else None,
+        "warmup_steps": warmup_steps(args),
         "samples": len(samples),
         "settings": {k: getattr(args, k) for k in ("arenas", "eval_interval", "snapshot_interval", "every", "seed")},
         "tree_rss_mib": summarize(tree, warmup, end, every),
         "processes": summarize(count, warmup, end, every),
         "roles": roles,
-        "targets": {"tree_growth_percent_below": 5.0, "fd_growth": 0},
-        "met": growth is not None and growth < 5.0 and all(g <= 0 for g in fd_growth) and bool(late),
+        "targets": {"tree_growth_percent_below": 5.0, "trainer_growth_percent_below": 5.0, "fd_growth": 0},
+        "met": growth is not None
+        and growth < 5.0
+        and trainer_growth is not None
+        and trainer_growth < 5.0
+        and all(g <= 0 for g in fd_growth)
+        and bool(late),
         "series": {
             "seconds": [round(t, 1) for t, _ in samples],
             "tree_rss_mib": [round(v, 1) for _, v in tree],

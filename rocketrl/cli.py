@@ -18,9 +18,11 @@ import os
 import platform
 import sys
 import time
+from typing import get_args
 
 from rocketrl import __version__
 from rocketrl.cli_args import positive_int, team_size
+from rocketrl.sim.modes import SteppingSetting
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
@@ -224,7 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--workers", type=positive_int, default=None, help="worker processes (default: CPU cores)")
     sim.add_argument(
         "--stepping",
-        choices=("processes", "threads", "multi_step", "serial"),
+        choices=get_args(SteppingSetting),
         default="processes",
         help="how arenas are stepped (default processes)",
     )

@@ -425,3 +425,19 @@ def test_describe_fields_reads_the_literal_after_the_field() -> None:
 def test_no_webhook_url_in_packaged_configs() -> None:
     for path in (REPO / "configs").glob("*.yaml"):
         assert "discord.com/api/webhooks" not in path.read_text(encoding="utf-8")
+
+
+def test_every_preset_loads_with_its_rewards_and_curriculum() -> None:
+    from rocketrl.env.rewards import RewardConfig
+    from rocketrl.league.curriculum import load_curriculum
+
+    presets = Path(__file__).resolve().parent.parent / "rocketrl" / "configs" / "presets"
+    names = [p for p in sorted(presets.glob("*.yaml")) if not p.name.startswith(("rewards_", "curriculum_"))]
+    assert {p.stem for p in names} >= {"vs_rule", "vs_rule_2v2"}
+    for path in names:
+        cfg = load_config(path)
+        assert cfg.env.rewards is not None and Path(cfg.env.rewards).is_file(), path
+        RewardConfig.from_yaml(cfg.env.rewards)
+        if cfg.league.curriculum is not None:
+            stages = load_curriculum(cfg.league.curriculum).stages
+            assert stages[-1].blue_size >= 1, path

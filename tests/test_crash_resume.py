@@ -24,10 +24,14 @@ def test_three_kills_each_resume_where_the_newest_checkpoint_left_off(tmp_path) 
     bench = load_benchmark()
     # Checkpoints every 2 updates (4 arenas x 2 cars x 32 steps = 256 agent-steps per update).
     report = bench.main(["--kills", "3", "--max-seconds", "6", "--checkpoint-interval", "512", "--seed", "1",
-                         "--logdir", str(tmp_path)])  # fmt: skip
+                         "--after-new-checkpoint", "--logdir", str(tmp_path)])  # fmt: skip
     assert report["ok"], report
     assert report["kills"] == 3 and report["stray_processes"] == 0
     cycles = report["cycles"]
+    # Each cycle was killed only after a new checkpoint, so every start after the first resumed, even on a
+    # machine slow enough to let a plain random kill land before the first checkpoint.
+    assert all(row["waited_for_checkpoint"] for row in cycles)
+    assert [row["resume"] for row in cycles] == [False, True, True]
     assert all(row["processes_below"] >= 2 for row in cycles)  # the two RocketSim workers were there to kill
     for before, after in zip(cycles, cycles[1:]):
         if after["resume"]:

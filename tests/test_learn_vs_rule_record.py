@@ -45,6 +45,18 @@ def test_each_run_appends_one_line_with_seed_commit_and_every_figure(tmp_path) -
     assert set(line["generalization"]) == {"shadow_goalie", "ball_chaser"}
     assert line["generalization"]["ball_chaser"]["draws"] == 1
     assert set(bench.GENERALIZATION_OPPONENTS) == {"shadow_goalie", "ball_chaser"}
+    assert "team_size" not in line  # 1v1, the benchmark's default, is not written
+    bench.append_record(record, {**report, "team_size": "2v2"})
+    assert json.loads(record.read_text().splitlines()[-1])["team_size"] == "2v2"
+
+
+def test_games_are_played_at_the_team_size_asked_for() -> None:
+    bench = load_benchmark()
+    args = bench.argparse.Namespace(team_size=(2, 2), game_seconds=60.0, kickoff_jitter=5.0)
+    match = bench.game_config(args, 100, seed=7)
+    assert (match.env.blue_size, match.env.orange_size) == (2, 2)
+    assert match.num_games == 100 and match.env.num_arenas == 50 and match.env.seed == 7
+    assert match.env.kickoff_jitter == 5.0 and match.game_seconds == 60.0
 
 
 def test_no_training_preset_uses_the_generalization_opponents() -> None:
@@ -70,4 +82,12 @@ def test_runs_table_lists_every_run_of_the_preset_with_median_and_lowest() -> No
     assert "70/100: 70.0%" in lines[2] and "40/50: 80.0%" in lines[2] and "100 + 6 min" in lines[2]
     assert "other" not in table and "10/100" not in table
     assert "3 runs of `vs_rule`: median 80.0%, lowest 70.0%, highest 90.0%" in lines[-1]
-    assert bench.runs_table([], "vs_rule") == "no recorded runs of preset 'vs_rule'"
+    assert bench.runs_table([], "vs_rule") == "no recorded runs of `vs_rule`"
+    # A variant's runs and runs measured in other team sizes have tables of their own.
+    variant = {**record(3, 60), "variant": "selfplay_half"}
+    team = {**record(4, 30), "team_size": "2v2"}
+    table = bench.runs_table([record(0, 70), variant, team], "vs_rule")
+    assert "60/100" not in table and "30/100" not in table and "1 run of `vs_rule`:" in table
+    assert "60/100" in bench.runs_table([record(0, 70), variant, team], "vs_rule", variant="selfplay_half")
+    two = bench.runs_table([record(0, 70), variant, team], "vs_rule", team="2v2")
+    assert "30/100" in two and "70/100" not in two and "`vs_rule` (2v2)" in two

@@ -9,7 +9,7 @@ from typing import Literal, get_args
 
 from rocketrl.env.setters import MAX_KICKOFF_JITTER, STATE_SETTERS, kickoff_jitter_in_range
 from rocketrl.sim.arena import DEFAULT_TICK_SKIP
-from rocketrl.sim.modes import EngineName, SteppingMode
+from rocketrl.sim.modes import EngineName, SteppingSetting
 from rocketrl.typecheck import at_least, field_types
 
 ActionKind = Literal["discrete", "continuous"]
@@ -35,10 +35,12 @@ class EnvConfig:
     engine: EngineName = "rocketsim"
     """Physics engine: 'rocketsim' (RocketSim on CPU threads/processes) or 'warp' (batched Warp kernels on the
     training device; see rocketrl/sim/warp)."""
-    stepping: SteppingMode = "processes"
-    """How RocketSim arenas are stepped: processes, threads, multi_step or serial."""
+    stepping: SteppingSetting = "processes"
+    """How RocketSim arenas are stepped: processes, threads, multi_step or serial; or auto, where a probe of a
+    few seconds (cached per machine) times them on this machine for these arenas and picks one."""
     num_workers: int | None = None
-    """Worker processes or threads for stepping; None uses every CPU core."""
+    """Worker processes or threads for stepping; None uses every CPU core (with stepping auto: the probe picks
+    the count)."""
     action: ActionKind = "discrete"
     """'discrete' (90-entry lookup table) or 'continuous' (Box(8))."""
     state_setter: dict[str, float] = field(default_factory=lambda: {"kickoff": 0.7, "random": 0.3})

@@ -17,6 +17,15 @@ def _precision_text(trainer: Trainer) -> str:
     return f"{trainer.amp_mode} autocast in the update, rollouts act on {acting}{chosen}"
 
 
+def _engine_text(trainer: Trainer) -> str:
+    """The engine, how it steps, and why when `env.stepping: auto` chose."""
+    engine, cfg = trainer.env.engine, trainer.cfg.env
+    stepping = getattr(engine, "stepping", cfg.stepping)
+    text = f"{cfg.engine} ({stepping}, {engine.num_workers} workers)"
+    reason = getattr(engine, "stepping_reason", "")
+    return text + (f" (env.stepping auto: {reason})" if cfg.stepping == "auto" and reason else "")
+
+
 def summarize(trainer: Trainer) -> str:
     """The configuration summary printed at start-up."""
     import getpass
@@ -29,7 +38,7 @@ def summarize(trainer: Trainer) -> str:
         f"user          {cfg.run.user or getpass.getuser()}",
         f"run           {trainer.run_dir}",
         f"device        {trainer.device}   precision {_precision_text(trainer)}",
-        f"engine        {cfg.env.engine} ({cfg.env.stepping}, {trainer.env.engine.num_workers} workers)",
+        f"engine        {_engine_text(trainer)}",
         f"arenas        {cfg.env.num_arenas} x {trainer.env.config.blue_size}v{trainer.env.config.orange_size}, "
         f"{trainer.num_agents} learner agents ({_opponents_text(trainer)})",
         f"network       {'LSTM ' + str(m.lstm_hidden) + ' + ' if m.lstm else ''}actor {m.actor_hidden} "

@@ -11,7 +11,7 @@ from typing import Protocol
 
 import torch
 
-from rocketrl.sim.modes import ENGINES, EngineName, SteppingMode
+from rocketrl.sim.modes import ENGINES, EngineName, SteppingSetting
 
 __all__ = ["ENGINES", "EngineSettings", "make_engine"]
 
@@ -25,27 +25,38 @@ class EngineSettings(Protocol):
     orange_size: int
     tick_skip: int
     num_workers: int | None
-    stepping: SteppingMode
+    stepping: SteppingSetting
     seed: int
     pin_memory: bool
 
 
 def make_engine(config: EngineSettings, device: torch.device):
-    """Build the engine named by config.engine for config.num_arenas arenas."""
+    """Build the engine named by config.engine for config.num_arenas arenas. RocketSim's `stepping: auto` is
+    resolved here by a short probe; the engine's `stepping_reason` says what it chose and why."""
     if config.engine == "rocketsim":
         from rocketrl.sim.rocketsim import RocketSimEngine
 
-        return RocketSimEngine(
+        stepping, workers, reason = config.stepping, config.num_workers, ""
+        if stepping == "auto":
+            from rocketrl.sim.stepping_probe import choose_stepping
+
+            choice = choose_stepping(
+                config.num_arenas, config.blue_size, config.orange_size, config.tick_skip, config.num_workers
+            )
+            stepping, workers, reason = choice.mode, choice.workers, choice.reason
+        engine = RocketSimEngine(
             config.num_arenas,
             config.blue_size,
             config.orange_size,
             tick_skip=config.tick_skip,
-            num_workers=config.num_workers,
-            stepping=config.stepping,  # type: ignore[arg-type]
+            num_workers=workers,
+            stepping=stepping,
             device=device,
             seed=config.seed,
             pin_memory=config.pin_memory,
         )
+        engine.stepping_reason = reason
+        return engine
     if config.engine == "warp":
         from rocketrl.sim.warp.engine import WarpEngine
 

@@ -1,0 +1,49 @@
+"""Two cars through the warp engine against RocketSim, tick by tick: until they meet they agree to a fraction
+of a uu, a supersonic hit demolishes in the same tick, and a car driving into a ball at rest sends it the same
+way (rocketrl.diagnostics.car_contact_parity)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("warp")
+
+from rocketrl.diagnostics import car_contact_parity as parity  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def meetings() -> tuple[list[str], dict]:
+    names, state, controls = parity.scripted_cases(seconds=1.0)
+    return names, parity.contact_paths(state, controls)
+
+
+def test_cars_agree_before_they_meet(meetings) -> None:
+    names, paths = meetings
+    err = parity.errors_at(paths, ticks=60)  # 0.5 s: no car has reached the other or the ball yet
+    assert float(err["position"].max()) < 0.1, dict(zip(names, err["position"].tolist()))
+    assert float(err["orientation"].max()) < 0.05
+
+
+def test_a_supersonic_hit_demolishes_in_the_same_tick(meetings) -> None:
+    names, paths = meetings
+    i = names.index("demolition")
+    rs, wa = paths["rocketsim"]["demolished"][:, i], paths["warp"]["demolished"][:, i]
+    assert not bool(rs[:, 0].any()) and not bool(wa[:, 0].any())  # the blue car that hits stays
+    assert bool(rs[:, 1].any()), "RocketSim should demolish the orange car"
+    assert int(rs[:, 1].float().argmax()) == int(wa[:, 1].float().argmax())
+    for name in ("side_bump", "head_on_bump", "fifty_fifty", "hit_rolling_ball"):
+        j = names.index(name)
+        assert not bool(paths["rocketsim"]["demolished"][:, j].any()) and not bool(
+            paths["warp"]["demolished"][:, j].any()
+        )
+
+
+def test_a_car_hits_a_ball_at_rest_the_same_way(meetings) -> None:
+    names, paths = meetings
+    i = names.index("hit_rolling_ball")
+    err = parity.errors_at(paths, ticks=120)  # 1 s: the hit happened a few ticks before
+    assert float(err["position"][i, 0]) < 1.0  # the car
+    assert float(err["position"][i, 2]) < 5.0  # the ball, after travelling hundreds of uu
+    # 1.07% of the ball's path at 1 s today: within the car-hit measures' 5% bound (benchmarks/parity.py),
+    # short of the 1% the cars are held to.
+    assert float(err["relative"][i, 2]) < 0.02
