@@ -2,8 +2,8 @@
 
 Which of worker processes, worker threads and one serial loop steps a batch of arenas fastest depends on the
 machine (cores, caches, how RocketSim's readout competes for the GIL) and on the batch: on a 2-core machine
-threads won some runs and processes others. The probe builds every candidate for the run's own arenas and team
-sizes, steps each with random controls in interleaved rounds (so a burst of other load hits them all alike),
+threads won some runs and processes others. The probe builds every candidate for the run's team sizes and
+arenas (at most PROBE_ARENAS), steps each with random controls in interleaved rounds (so a burst of other load hits them all alike),
 and keeps the best round of each. `processes` is kept unless another candidate is at least MIN_GAIN faster:
 in training, the env layer and inference then run in the main process without competing for the GIL, which a
 probe of the engine alone does not see. The answer is cached per machine (`infra.machine_cache`).
@@ -26,6 +26,9 @@ ROUNDS = 3
 """Interleaved timing rounds per candidate; the best round counts."""
 SECONDS_PER_ROUND = 0.25
 """Wall time of one candidate's round, after warm-up steps."""
+PROBE_ARENAS = 32
+"""The probe steps at most this many arenas: building RocketSim arenas (tens of ms each, per candidate) is most
+of its time, and past a few dozen arenas per worker the per-arena cost, which all modes share, dominates."""
 PROBE = "stepping"
 
 
@@ -96,6 +99,7 @@ def choose_stepping(
 ) -> SteppingChoice:
     """Resolve `env.stepping: auto` for this machine and batch: from the cache, else by measuring (then cached)."""
     cores = os.cpu_count() or 1
+    num_arenas = min(num_arenas, PROBE_ARENAS)
     fingerprint = machine_cache.machine_fingerprint(torch.device("cpu"))
     subject = {"arenas": num_arenas, "blue": blue_size, "orange": orange_size, "tick_skip": tick_skip,
                "workers": workers, "cores": cores}  # fmt: skip
