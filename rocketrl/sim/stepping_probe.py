@@ -1,12 +1,13 @@
-"""`env.stepping: auto`: a probe of a few seconds picks how RocketSim's arenas are stepped on this machine.
+"""`env.stepping: auto`: a probe of about ten seconds picks how RocketSim's arenas are stepped on this machine.
 
 Which of worker processes, worker threads and one serial loop steps a batch of arenas fastest depends on the
 machine (cores, caches, how RocketSim's readout competes for the GIL) and on the batch: on a 2-core machine
 threads won some runs and processes others. The probe builds every candidate for the run's team sizes and
-arenas (at most PROBE_ARENAS), steps each with random controls in interleaved rounds (so a burst of other load hits them all alike),
-and keeps the best round of each. `processes` is kept unless another candidate is at least MIN_GAIN faster:
-in training, the env layer and inference then run in the main process without competing for the GIL, which a
-probe of the engine alone does not see. The answer is cached per machine (`infra.machine_cache`).
+arenas (at most PROBE_ARENAS), steps each with random controls in interleaved rounds (so a burst of other
+load hits them all alike), and keeps the best round of each. `processes` is kept unless another candidate is
+at least MIN_GAIN faster: in training, the env layer and inference then run in the main process without
+competing for the GIL, which a probe of the engine alone does not see. The answer is cached per machine
+(`infra.machine_cache`).
 """
 
 from __future__ import annotations
