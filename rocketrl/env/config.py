@@ -36,8 +36,8 @@ class EnvConfig:
     """Physics engine: 'rocketsim' (RocketSim on CPU threads/processes) or 'warp' (batched Warp kernels on the
     training device; see rocketrl/sim/warp)."""
     stepping: SteppingSetting = "processes"
-    """How RocketSim arenas are stepped: processes, threads, multi_step or serial; or auto, where a probe of a
-    few seconds (cached per machine) times them on this machine for these arenas and picks one."""
+    """How RocketSim arenas are stepped: processes, threads, multi_step or serial; or auto, where a probe of
+    about ten seconds (cached per machine) times them on this machine for these arenas and picks one."""
     num_workers: int | None = None
     """Worker processes or threads for stepping; None uses every CPU core (with stepping auto: the probe picks
     the count)."""

@@ -11,4 +11,5 @@ SteppingMode = Literal["processes", "threads", "multi_step", "serial"]
 """How RocketSim arenas are stepped (see sim/rocketsim.py); the warp engine ignores it."""
 STEPPING_MODES: tuple[str, ...] = get_args(SteppingMode)
 SteppingSetting = Literal["auto", "processes", "threads", "multi_step", "serial"]
-"""A stepping mode, or 'auto': a probe of a few seconds picks the mode and worker count (sim/stepping_probe.py)."""
+"""A stepping mode, or 'auto': a probe of about ten seconds picks the mode and worker count
+(sim/stepping_probe.py)."""
