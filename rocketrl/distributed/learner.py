@@ -1,10 +1,11 @@
 """DistributedTrainer: the Trainer's loop, checkpoints, signals, league and logging, with rollouts from Ray
 workers instead of local arenas.
 
-    start:    connect to the cluster, start ray.workers RolloutWorkers, put the weights once, launch a rollout on each
-    gather:   take finished rollouts until every worker has delivered one (policy lag = updates now - updates
-              when its weights were sent); a rollout lagging more than ray.max_policy_lag updates is dropped
-              (its steps go to dropped_steps, never to global_step), a dead worker is replaced
+    start:    connect to the cluster, start ray.workers RolloutWorkers, put the weights once
+    gather:   launch a rollout on every idle worker, take finished rollouts until every worker has delivered
+              one (policy lag = updates now - updates when its weights were sent); a rollout lagging more
+              than ray.max_policy_lag updates is dropped (its steps go to dropped_steps, never to
+              global_step); a dead worker is replaced
     update:   the bundles side by side in the learner's storage, statistics merged, one PPO update
     publish:  ray.put the new weights once; every later rollout gets that ref
 
@@ -153,12 +154,12 @@ class DistributedTrainer(Trainer):
         assert self.pool is not None
         self._quiesce()
         self.pool.call_all("restart")
-        self._launch_idle()
 
     def _rollout(self, timings: dict[str, float]) -> int:
         """Gather one rollout per worker (policy lag bounded), side by side into the storage; returns their
         agent-steps."""
         t0 = time.perf_counter()
+        self._launch_idle()  # synchronous: every worker; asynchronous: those that were not relaunched
         kept = self._gather()
         t1 = time.perf_counter()
         bundles = [r.bundle for r in kept]
@@ -185,9 +186,8 @@ class DistributedTrainer(Trainer):
         return steps
 
     def _after_update(self) -> None:
-        """The new weights go into the object store once; idle workers (all, when synchronous) start on them."""
+        """The new weights go into the object store once; the next rollouts get that ref."""
         self._publish()
-        self._launch_idle()
 
     # ------------------------------------------------------------------------------ rollouts
     def _gather(self) -> list[Rollout]:

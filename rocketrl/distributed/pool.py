@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import socket
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,8 +37,12 @@ def connect(cfg: RayConfig) -> bool:
         ray.init(num_cpus=cpus, object_store_memory=memory, include_dashboard=False, log_to_driver=True)
         return True
     try:
+        if cfg.address != "auto":
+            # Ray's core ends the whole process when it cannot reach the head; ask the port first.
+            host, _, port = cfg.address.removeprefix("ray://").rpartition(":")
+            socket.create_connection((host, int(port)), timeout=10.0).close()
         ray.init(address=cfg.address, log_to_driver=True)
-    except (ConnectionError, RuntimeError, TimeoutError) as error:
+    except (ConnectionError, OSError, RuntimeError, TimeoutError) as error:
         raise RuntimeError(
             f"ray.address={cfg.address}: cannot reach the Ray cluster ({error}). Start the head node with "
             "`ray start --head --port 6379` and each other node with `ray start --address HEAD_IP:6379`, check that "
@@ -68,6 +73,8 @@ class WorkerPool:
         self.replaced = 0
         """Workers replaced after they died."""
         self.hosts: list[str] = []
+        self.pids: list[int] = []
+        """Process id of each worker (tests kill one)."""
 
     # ------------------------------------------------------------------------------ life cycle
     def start(self, stage: Stage | None) -> None:
@@ -77,6 +84,7 @@ class WorkerPool:
         self.generation = [0] * self.cfg.workers
         infos = self._wait_ready(self.actors)
         self.hosts = [info["host"] for info in infos]
+        self.pids = [info["pid"] for info in infos]
 
     def _spawn(self, index: int, generation: int) -> Any:
         return self.remote.remote(self.config_dict, index, generation, self.stage, self.amp, code_version())
@@ -97,7 +105,7 @@ class WorkerPool:
             raise RuntimeError(f"a rollout worker failed to start: {_cause(error)}") from None
 
     def replace(self, index: int) -> None:
-        """Start a fresh worker in place of dead worker `index` (new seeds; its episodes start afresh)."""
+        """Start a fresh worker in place of dead worker `index` (its episodes start afresh)."""
         if self.replaced >= self.cfg.max_worker_restarts:
             raise RuntimeError(
                 f"rollout worker {index} died and ray.max_worker_restarts={self.cfg.max_worker_restarts} workers "
@@ -108,9 +116,10 @@ class WorkerPool:
         print(f"rollout worker {index} died; starting a replacement ({self.replaced} so far)", flush=True)
         self.actors[index] = self._spawn(index, self.generation[index])
         try:
-            self.ray.get(self.actors[index].ready.remote(), timeout=self.cfg.start_timeout_s)
+            info = self.ray.get(self.actors[index].ready.remote(), timeout=self.cfg.start_timeout_s)
         except (self.ray.exceptions.GetTimeoutError, self.ray.exceptions.RayActorError) as error:
             raise RuntimeError(f"the replacement of rollout worker {index} did not start: {_cause(error)}") from None
+        self.hosts[index], self.pids[index] = info["host"], info["pid"]
 
     def shutdown(self) -> None:
         """Stop every worker (their arenas and processes go with them)."""
@@ -170,10 +179,6 @@ class WorkerPool:
         while self.in_flight:
             done.append(self.next_rollout())
         return done
-
-    def pid(self, index: int) -> int:
-        """Process id of worker `index` (tests kill it)."""
-        return int(self.ray.get(self.actors[index].ready.remote())["pid"])
 
 
 def _cause(error: BaseException) -> str:

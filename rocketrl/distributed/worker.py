@@ -74,7 +74,7 @@ class WorkerLeague(League):
 
 
 class RolloutWorker:
-    """Arenas and policy copy of worker `index`; `generation` counts its replacements (new seeds each)."""
+    """Arenas and policy copy of worker `index`; `generation` counts its replacements."""
 
     def __init__(
         self,
@@ -97,7 +97,9 @@ class RolloutWorker:
         self.index, self.generation = index, generation
         self.device = torch.device("cpu")
         torch.set_num_threads(cfg.speed.rollout_threads or max(1, int(cfg.ray.cpus_per_worker)))
-        seed = cfg.run.seed + 7919 * (index + 1) + 104729 * generation
+        # A replacement starts from the seeds of the worker it replaces, as a fresh worker of that index (a
+        # resumed run's) would: a checkpoint written after a replacement then resumes exactly.
+        seed = cfg.run.seed + 7919 * (index + 1)
         torch.manual_seed(seed)
         np.random.seed(seed % 2**32)
         self.league = WorkerLeague(cfg, config, stage, self.device, seed) if stage is not None else None
@@ -124,7 +126,7 @@ class RolloutWorker:
         return dataclasses.replace(
             env,
             num_arenas=self.cfg.arenas_per_worker,
-            seed=env.seed + 1_000_003 * (self.index + 1) + 15_485_863 * self.generation,
+            seed=env.seed + 1_000_003 * (self.index + 1),
             num_workers=env.num_workers or max(1, int(ray.cpus_per_worker)),
             **sizes,
         )
