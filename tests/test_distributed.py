@@ -244,6 +244,15 @@ def test_asynchronous_run_learns_within_the_lag_bound(cluster, tmp_path) -> None
     assert trained_rate > max(5 * random_rate, 0.3), (random_rate, trained_rate)
 
 
+def test_sigterm_to_the_learner_saves_a_checkpoint_and_stops_the_workers(cluster, tmp_path) -> None:
+    logger = Reports(after={1: lambda trainer: signal.raise_signal(signal.SIGTERM)})
+    trainer = run(small_config(tmp_path, "sigterm", "--run.timesteps", str(100 * BATCH)), logger=logger)
+    assert trainer.stopped_by_signal == signal.SIGTERM and trainer.counters.updates == 1
+    state, _ = load_checkpoint(trainer.checkpoints.latest())
+    assert state["counters"]["global_step"] == BATCH and len(state["distributed"]["workers"]) == 2
+    assert trainer.pool is None  # closed: its actors were killed
+
+
 def test_train_command_runs_distributed(cluster, tmp_path, capsys) -> None:
     from rocketrl.cli import main
 

@@ -174,7 +174,7 @@ class DistributedTrainer(Trainer):
             self._record_bundle(b)
             steps += b["steps"]
         self.counters.global_step += steps
-        for phase in ("env", "copy", "inference"):
+        for phase in ("env", "copy", "inference", "collect"):
             timings[phase] = float(np.mean([b["timings"][phase] for b in bundles]))  # type: ignore[index]
         timings["wait"], timings["ingest"] = t1 - t0, time.perf_counter() - t1
         lags = [self.counters.updates - b["version"] for b in bundles]  # type: ignore[index]
@@ -288,6 +288,11 @@ class DistributedTrainer(Trainer):
         }
 
     def load_state_dict(self, state: dict) -> None:
+        # The learner's per-agent running returns are unused (each worker keeps its own), so a checkpoint of
+        # another agent count (a single-process run, other workers) loads too.
+        assert self.algorithm.return_scaler is not None
+        running = self.algorithm.return_scaler.running_return
+        state = {**state, "return_scaler": {**state["return_scaler"], "running_return": torch.zeros_like(running)}}
         super().load_state_dict(state)
         self._size_storage()
         saved = state.get("distributed") or {}
