@@ -3,9 +3,10 @@ them without pickling element by element, and a worker on the same node reads th
 
 - The weights payload (learner -> every worker, one `ray.put` per update): the network's state dict, the
   observation statistics and the return statistics.
-- A rollout bundle (worker -> learner, one per rollout): the storage tensors [T, B, ...] the update needs
-  (observations already normalised as the worker acted on them, actions, log-probs, values, advantages and
-  returns by GAE), plus the moments the worker's statistics gained during the rollout.
+- A rollout bundle (worker -> learner, one per rollout): the storage tensors [T, B, ...] the update and GAE
+  need (observations already normalised as the worker acted on them, actions, log-probs, the critic's values,
+  scaled rewards, next values, terminations and episode ends), plus the moments the worker's statistics
+  gained during the rollout.
 
 Statistics: each worker starts a rollout from the learner's observation and return statistics and updates
 its copy step by step, exactly as a single process does; it sends the moments of what it added (count,
@@ -24,8 +25,10 @@ import torch
 from rocketrl.ppo.algorithm import PPO
 from rocketrl.ppo.storage import RolloutStorage
 
-ROLLOUT_FIELDS = ("obs", "actions", "logprobs", "values", "advantages", "returns")
-"""Storage tensors [T, B, ...] of a rollout bundle; recurrent runs add episode_start and lstm_h / lstm_c."""
+ROLLOUT_FIELDS = ("obs", "actions", "logprobs", "values", "rewards", "next_values", "terminated", "episode_end")
+"""Storage tensors [T, B, ...] of a rollout bundle (rewards scaled as the worker scaled them; next_values: V(s_{t+1})
+of the same episode, the truncation bootstraps included); recurrent runs add episode_start and lstm_h / lstm_c.
+The learner computes the advantages by GAE from them."""
 
 Moments = tuple[float, np.ndarray, np.ndarray]
 """(count, mean, population variance) of the samples a statistic gained."""
@@ -113,7 +116,8 @@ def pack_rollout(storage: RolloutStorage) -> dict[str, np.ndarray]:
 def ingest(storage: RolloutStorage, bundles: list[dict[str, np.ndarray]]) -> None:
     """Copy rollout bundles side by side along the agent dimension of `storage` (B = the bundles' sum).
 
-    Each worker's trajectories are contiguous in time, so the advantages it computed by GAE stay valid."""
+    Each worker's trajectories are contiguous in time, so GAE over the result (column by column) is GAE over
+    each worker's rollout."""
     lo = 0
     for arrays in bundles:
         hi = lo + arrays["logprobs"].shape[1]

@@ -6,7 +6,8 @@ workers instead of local arenas.
               one (policy lag = updates now - updates when its weights were sent); a rollout lagging more
               than ray.max_policy_lag updates is dropped (its steps go to dropped_steps, never to
               global_step); a dead worker is replaced
-    update:   the bundles side by side in the learner's storage, statistics merged, one PPO update
+    update:   the bundles side by side in the learner's storage, GAE per agent column (each worker's trajectories
+              are contiguous), statistics merged, one PPO update
     publish:  ray.put the new weights once; every later rollout gets that ref
 
 max_policy_lag 0 is synchronous: workers wait during the update, every rollout is on-policy and a resumed
@@ -165,6 +166,7 @@ class DistributedTrainer(Trainer):
         bundles = [r.bundle for r in kept]
         assert self.algorithm.storage is not None and self.algorithm.return_scaler is not None
         ingest(self.algorithm.storage, [b["arrays"] for b in bundles])  # type: ignore[index]
+        self.algorithm.estimate_advantages()
         steps = 0
         for b in bundles:
             assert b is not None
