@@ -59,6 +59,7 @@ class Reports:
 
     def log_update(self, report: UpdateReport) -> None:
         self.reports.append(report)
+        print(f"step {report.step} sps {report.sps:.0f} touches/min {report.touch_rate:.3f} {report.extra}", flush=True)
         action = self.after.get(report.updates)
         if action is not None:
             action(self.trainer)  # type: ignore[operator]

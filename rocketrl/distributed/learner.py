@@ -137,7 +137,8 @@ class DistributedTrainer(Trainer):
         super()._enter_stage()
         self._size_storage()
         if self.pool is not None:
-            self.pool.call_all("enter_stage", self._stage())
+            self.pool.stage = self._stage()  # a replacement started from now on builds the new stage's arenas
+            self.pool.call_all("enter_stage", self.pool.stage)
 
     # ------------------------------------------------------------------------------ the loop's hooks
     def _start_collection(self) -> None:

@@ -73,6 +73,8 @@ class WorkerPool:
         self.replaced = 0
         """Workers replaced after they died."""
         self.hosts: list[str] = []
+        self.stage: Stage | None = None
+        """The curriculum stage workers are started with (the learner updates it at a stage change)."""
         self.pids: list[int] = []
         """Process id of each worker (tests kill one)."""
 
