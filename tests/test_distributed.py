@@ -32,6 +32,7 @@ SMALL = [
     "--env.num-arenas", "4", "--env.stepping", "serial", "--env.num-workers", "1",
     "--ppo.rollout-steps", "16", "--ppo.minibatches", "2", "--ppo.epochs", "2",
     "--model.actor-hidden", "32,32", "--model.critic-hidden", "32,32",
+    "--speed.learn-threads", "1",  # the learner's torch threads beside two workers on a small machine
     "--run.device", "cpu", "--run.distributed", "ray", "--ray.workers", "2",
 ]  # fmt: skip
 BATCH = 4 * 2 * 16  # arenas over both workers x cars x rollout steps
@@ -218,7 +219,10 @@ def test_league_opponents_and_a_curriculum_stage_change_run_on_the_workers(clust
         tmp_path, "league", "--run.timesteps", "640", "--league.curriculum", str(curriculum),
         "--env.episode-seconds", "1.5", "--league.snapshot-interval", "128",
     )  # fmt: skip
-    trainer = run(cfg)
+    logger = Reports()
+    trainer = run(cfg, logger=logger)
+    # Asynchronous (the default ray.max_policy_lag 1): workers collect during the update, one update behind.
+    assert max(r.extra["distributed/policy_lag_max"] for r in logger.reports) == 1
     league = trainer.league
     assert league is not None and league.curriculum is not None and league.curriculum.index == 1
     assert "rule_policy" in league.training_results  # outcomes counted on the workers reached the learner
@@ -228,7 +232,9 @@ def test_league_opponents_and_a_curriculum_stage_change_run_on_the_workers(clust
     assert trainer.counters.global_step >= 640 and trainer.dropped_steps <= 2 * 2 * 3 * 16
 
 
-def test_asynchronous_run_learns_within_the_lag_bound(cluster, tmp_path) -> None:
+def test_distributed_run_learns_to_touch_the_ball(cluster, tmp_path) -> None:
+    # As tests/test_learning.py measures it, at half its steps and arenas, on two workers; synchronous
+    # (ray.max_policy_lag 0), so the outcome does not depend on which worker's rollout arrives first.
     from test_learning import REWARDS, touches_per_minute
 
     from rocketrl.env.batched import BatchedEnv
@@ -244,12 +250,11 @@ def test_asynchronous_run_learns_within_the_lag_bound(cluster, tmp_path) -> None
         tmp_path, "learn", *env_overrides, "--ppo.rollout-steps", "64", "--ppo.minibatches", "4",
         "--ppo.learning-rate", "1e-3", "--ppo.lr-schedule", "constant", "--ppo.epochs", "4",
         "--model.actor-hidden", "256,256", "--model.critic-hidden", "256,256",
-        "--run.timesteps", os.environ.get("ROCKETRL_DISTRIBUTED_LEARN_STEPS", "150000"),
+        "--run.timesteps", "150000", "--ray.max-policy-lag", "0",
     )  # fmt: skip
     logger = Reports()
     trainer = run(cfg, logger=logger)
-    assert max(r.extra["distributed/policy_lag_max"] for r in logger.reports) <= 1
-    assert trainer.counters.global_step == len(logger.reports) * 64 * 32
+    assert trainer.counters.global_step == len(logger.reports) * 64 * 32 and trainer.dropped_steps == 0
     trained = PolicyActor(trainer.model, trainer.obs_norm)
 
     eval_cfg = load_config(None, [*env_overrides, "--env.seed", "12345"]).env

@@ -19,6 +19,8 @@ behaviour log-probs corrects that one update of lag, as in asynchronous PPO (APP
 from __future__ import annotations
 
 import dataclasses
+import math
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -98,6 +100,15 @@ class DistributedTrainer(Trainer):
         self._plan: ArenaPlan | None = None
         self._last: dict[str, Any] = {}
         self._size_storage()
+        self._local_threads: int | None = None
+        """speed.learn_threads when unset and the workers share this machine (ray.address local): the cores
+        they leave, so torch's threads do not fight them (oversubscribed, an update can take 20x longer)."""
+        if cfg.ray.address == "local":
+            spare = (os.cpu_count() or 1) - math.ceil(cfg.ray.workers * cfg.ray.cpus_per_worker)
+            self._local_threads = max(1, spare)
+
+    def _set_threads(self, threads: int | None) -> None:
+        super()._set_threads(self._local_threads if threads is None and self._local_threads else threads)
 
     # ------------------------------------------------------------------------------ shapes
     def _stage_env_config(self) -> EnvConfig:
@@ -327,4 +338,9 @@ class DistributedTrainer(Trainer):
         return (
             f"distributed   ray at {r.address}: {r.workers} workers x {self.cfg.arenas_per_worker} arenas "
             f"({r.cpus_per_worker:g} CPUs each), max policy lag {r.max_policy_lag} update(s)"
+            + (
+                f", learner torch threads {self._local_threads}"
+                if self._local_threads and not self.cfg.speed.learn_threads
+                else ""
+            )
         )
