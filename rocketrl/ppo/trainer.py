@@ -21,6 +21,8 @@ from rocketrl.env.config import EnvConfig
 from rocketrl.infra.checkpoint import CheckpointManager, load_checkpoint, rng_state, set_rng_state
 from rocketrl.infra.notify import DiscordNotifier
 from rocketrl.league.league import League, LearnerSnapshot
+from rocketrl.league.learner_env import LearnerEnv
+from rocketrl.league.plan import ArenaPlan
 from rocketrl.policy.actor_critic import ActorCritic
 from rocketrl.policy.normalize import ObservationNormalizer
 from rocketrl.ppo.algorithm import PPO
@@ -108,11 +110,11 @@ class Trainer:
         return self.collector.env
 
     @property
-    def learner_env(self):  # noqa: ANN201 - LearnerEnv
+    def learner_env(self) -> LearnerEnv:
         return self.collector.learner_env
 
     @property
-    def plan(self):  # noqa: ANN201 - ArenaPlan | None
+    def plan(self) -> ArenaPlan | None:
         return self.collector.plan
 
     @property
