@@ -3,7 +3,8 @@ ceiling, and a model of where a cluster saturates.
 
 Measured here (1v1 self-play, RocketSim, `--arenas` arenas per worker, ppo.rollout_steps 64, base.yaml's
 network unless --small):
-  single         Trainer with the same arenas in one process: agent-steps/s over the timed updates
+  single         Trainer in one process (stepping serially, like each worker) with the arenas of 1 and of 2
+                 workers: agent-steps/s over the timed updates
   distributed    DistributedTrainer with 1 and 2 workers (ray.max_policy_lag 1, 1 CPU each): agent-steps/s,
                  each worker's own collection rate (agent-steps per second of its rollout call), policy lag
   ingest         the learner alone on synthetic rollout bundles of `--ceiling-workers` workers: copy into the
@@ -31,7 +32,7 @@ from tempfile import TemporaryDirectory
 import numpy as np
 import torch
 
-from rocketrl.config import load_config
+from rocketrl.config import base_config_path, load_config
 from rocketrl.distributed.batch import ingest, pack_rollout, weights_payload
 from rocketrl.infra.bench_report import emit_report, machine_info
 from rocketrl.ppo.algorithm import PPO
@@ -69,15 +70,15 @@ def overrides(args: argparse.Namespace, arenas: int, logdir: str, name: str) -> 
     ]  # fmt: skip
 
 
-def measure_single(args: argparse.Namespace, logdir: str) -> dict:
-    cfg = load_config(None, overrides(args, args.arenas, logdir, "single"))
+def measure_single(args: argparse.Namespace, logdir: str, arenas: int) -> dict:
+    cfg = load_config(base_config_path(), overrides(args, arenas, logdir, f"single{arenas}"))
     timer = Timer()
     trainer = Trainer(cfg)
     try:
         trainer.learn(timer)
     finally:
         trainer.close()
-    return {"arenas": args.arenas, "agent_steps_per_s": round(timer.rate(args.warmup))}
+    return {"arenas": arenas, "agent_steps_per_s": round(timer.rate(args.warmup))}
 
 
 def measure_distributed(args: argparse.Namespace, logdir: str, workers: int) -> dict:
@@ -85,7 +86,7 @@ def measure_distributed(args: argparse.Namespace, logdir: str, workers: int) -> 
 
     arenas = args.arenas * workers
     extra = ["--run.distributed", "ray", "--ray.workers", str(workers), "--ray.arenas-per-worker", str(args.arenas)]
-    cfg = load_config(None, overrides(args, arenas, logdir, f"ray{workers}") + extra)
+    cfg = load_config(base_config_path(), overrides(args, arenas, logdir, f"ray{workers}") + extra)
     timer = Timer()
     trainer = DistributedTrainer(cfg)
     try:
@@ -110,7 +111,7 @@ def measure_ingest(args: argparse.Namespace, device: torch.device) -> dict:
     """The learner alone: synthetic bundles of `ceiling_workers` workers -> storage -> update -> ray.put."""
     import ray
 
-    cfg = load_config(None, overrides(args, args.arenas, "/tmp", "ingest"))
+    cfg = load_config(base_config_path(), overrides(args, args.arenas, "/tmp", "ingest"))
     agents, workers = args.arenas * 2, args.ceiling_workers
     ppo = PPO(cfg.ppo, cfg.model, cfg.speed, 180, 90, True, device, seed=0)
     ppo.resize(agents)
@@ -228,7 +229,7 @@ def main() -> None:
     ray.init(num_cpus=max(2, max(args.workers)), include_dashboard=False, log_to_driver=False)
     try:
         with TemporaryDirectory() as logdir:
-            single = measure_single(args, logdir)
+            single = [measure_single(args, logdir, args.arenas * w) for w in args.workers]
             distributed = [measure_distributed(args, logdir, w) for w in args.workers]
         ingest_cpu = measure_ingest(args, torch.device("cpu"))
         ingest_gpu = measure_ingest(args, torch.device("cuda")) if torch.cuda.is_available() else None
