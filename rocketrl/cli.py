@@ -111,6 +111,7 @@ TRAIN_FLAGS = {
     "seed": "run.seed",
     "resume": "run.resume",
     "name": "run.name",
+    "distributed": "run.distributed",
 }
 DEBUG_TIMESTEPS = 1024
 
@@ -141,12 +142,19 @@ def cmd_train(args: argparse.Namespace, extra: list[str]) -> int:
     from rocketrl.ppo.trainer import Trainer
 
     cfg = build_train_config(args, extra)
-    trainer = Trainer(cfg)
+    if cfg.run.distributed == "ray":
+        from rocketrl.distributed.learner import DistributedTrainer
+
+        trainer: Trainer = DistributedTrainer(cfg)
+    else:
+        trainer = Trainer(cfg)
     try:
         if cfg.run.resume:
             path = trainer.resume(cfg.run.resume)
             print(f"resumed from {path} at step {trainer.counters.global_step:,}")
         print(summarize(trainer))
+        if cfg.run.distributed == "ray":
+            print(trainer.describe())  # type: ignore[attr-defined]
         trainer.verify()
         from rocketrl.config import config_to_dict
 
@@ -217,6 +225,13 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--resume", default=None, metavar="PATH|latest", help="continue from a checkpoint")
     train.add_argument("--debug", action="store_true", help=f"a short run ({DEBUG_TIMESTEPS} steps) with checks")
     train.add_argument("--ascii", action="store_true", help="plain ASCII console output")
+    train.add_argument(
+        "--distributed",
+        choices=("none", "ray"),
+        default=None,
+        help="ray: rollout workers on a Ray cluster (--ray.address local|auto|HOST:PORT, --ray.workers N, "
+        '--ray.arenas-per-worker M); needs pip install "rocketrl[distributed]"',
+    )
     train.set_defaults(func=cmd_train, takes_overrides=True)
 
     sim = sub.add_parser("sim", help="run batched arenas with random actions and print throughput")

@@ -1,5 +1,5 @@
 """Every setting of a training run: `load_config` reads the defaults, a YAML file (sections env, ppo, model,
-speed, run, league; see configs/base.yaml) and CLI-style overrides into a typed, validated TrainConfig.
+speed, run, league, ray; see configs/base.yaml) and CLI-style overrides into a typed, validated TrainConfig.
 
 This is the public face of the settings. Each section lives with the package it configures (env/config.py,
 ppo/config.py, policy/config.py, league/config.py) and ppo/train_config.py composes and loads them.
@@ -9,6 +9,7 @@ from rocketrl.ppo.train_config import (
     SECTIONS,
     ModelConfig,
     PPOConfig,
+    RayConfig,
     RunConfig,
     SpeedConfig,
     TrainConfig,
@@ -25,6 +26,7 @@ __all__ = [
     "SECTIONS",
     "ModelConfig",
     "PPOConfig",
+    "RayConfig",
     "RunConfig",
     "SpeedConfig",
     "TrainConfig",

@@ -5,7 +5,7 @@
     2  env/                                          the batched game layer
     3  policy/, ppo/, league/, config.py             learning
     4  eval/, diagnostics/, render/, export/,        features, each with its command
-       cli_args.py
+       distributed/, cli_args.py
     5  cli.py                                        the `rocketrl` command
 
 config.py sits on the learning floor: it is the public face of the settings, re-exporting the TrainConfig
@@ -41,6 +41,7 @@ FLOORS: dict[str, int] = {
     "diagnostics": 4,
     "render": 4,
     "export": 4,
+    "distributed": 4,
     "cli_args": 4,
     "cli": 5,
 }

@@ -145,15 +145,24 @@ class League:
         floor = self.config.old_floor
         return pool, (1.0 - floor) * weights + floor * uniform
 
-    def assign_opponents(self, plan: ArenaPlan) -> None:
-        """Give every opponent slot of `plan` a policy for the next rollout (fresh recurrent state)."""
+    def opponent_names(self, plan: ArenaPlan) -> list[str]:
+        """Matchmaking for the next rollout: the policy name of each opponent slot of `plan`, in order."""
+        names = []
         for slot in plan.slots:
             if slot.kind == "rule":
-                slot.name, policy = RULE_POLICY, self.rule
+                names.append(RULE_POLICY)
             else:
                 pool, probs = self.pick_probabilities()
-                slot.name = pool[int(self.picks.choice(len(pool), p=probs))]
-                policy = self.snapshot_policy(slot.name)
+                names.append(pool[int(self.picks.choice(len(pool), p=probs))])
+        return names
+
+    def assign_opponents(self, plan: ArenaPlan, names: list[str] | None = None) -> None:
+        """Give every opponent slot of `plan` a policy for the next rollout (fresh recurrent state): the
+        policies `names` (one per slot), or by matchmaking when None."""
+        names = self.opponent_names(plan) if names is None else names
+        for slot, name in zip(plan.slots, names, strict=True):
+            slot.name = name
+            policy = self.rule if name == RULE_POLICY else self.snapshot_policy(name)
             slot.driver = PolicyDriver(policy, int(slot.agents.numel()), self.device)
 
     def record_training_outcomes(self, plan: ArenaPlan, episodes: dict[str, torch.Tensor]) -> None:

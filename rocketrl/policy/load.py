@@ -59,12 +59,17 @@ def checkpoint_config(path: Path, meta: dict) -> dict:
 
 def policy_from_checkpoint(path: str | Path, device: str | torch.device = "cpu", deterministic: bool = False):
     """A PolicyActor with the network, weights and frozen observation normalizer of a checkpoint."""
+    path = resolve_checkpoint(path)
+    state, meta = load_checkpoint(path, device=device)
+    return policy_from_state(state, checkpoint_config(path, meta), device, deterministic)
+
+
+def policy_from_state(state: dict, config: dict, device: str | torch.device = "cpu", deterministic: bool = False):
+    """A PolicyActor from a checkpoint's tensors (`state` with 'model' and optionally 'obs_norm') and the training
+    config ({section: {field: value}}) they were trained with; the normalizer is applied frozen."""
     from rocketrl.env.actions import make_action_parser
     from rocketrl.policy.normalize import ObservationNormalizer
 
-    path = resolve_checkpoint(path)
-    state, meta = load_checkpoint(path, device=device)
-    config = checkpoint_config(path, meta)
     model_cfg, env_cfg = config.get("model", {}), config.get("env", {})
     weights = state["model"]
     first = weights["lstm.weight_ih_l0"] if "lstm.weight_ih_l0" in weights else weights["actor.0.weight"]

@@ -59,8 +59,15 @@ class RunningMeanStd:
         if n == 0:
             return
         x = x.to(self.mean.dtype)
-        batch_mean = x.mean(dim=0)
-        batch_var = x.var(dim=0, correction=0)
+        self.merge(n, x.mean(dim=0), x.var(dim=0, correction=0))
+
+    @torch.no_grad()
+    def merge(self, n: float | Tensor, batch_mean: Tensor, batch_var: Tensor) -> None:
+        """Merge the moments of n samples (their mean and population variance, of shape `shape`), e.g. what
+        another process's statistics gained (see `moments_since`). n = 0 is a no-op."""
+        if float(n) <= 0:
+            return
+        batch_mean, batch_var = batch_mean.to(self.mean), batch_var.to(self.mean)
         total = self.count + n
         delta = batch_mean - self.mean
         # mean_ab = mean_a + delta * n_b / n_ab

@@ -243,7 +243,7 @@ class PPO:
     def compute_returns(self, obs: torch.Tensor, state: RecurrentState, episode_start: torch.Tensor) -> None:
         """After the rollout: the critic's values (batched for a feed-forward critic), V of the observation
         after the last step obs [B, O], then advantages and returns by GAE."""
-        s, p = self.storage, self.cfg
+        s = self.storage
         assert s is not None
         model, dtype = self._acting
         with torch.no_grad(), self.autocast():
@@ -253,6 +253,13 @@ class PPO:
         # next_values[t] = V(s_{t+1}) inside an episode; set at truncations; 0 after termination.
         following = torch.cat([s.values[1:], last_value.unsqueeze(0)])
         s.next_values.copy_(torch.where(s.episode_end, s.next_values, following))
+        self.estimate_advantages()
+
+    def estimate_advantages(self) -> None:
+        """Advantages and returns [T, B] by GAE from the stored rewards, values and next values (each agent's
+        column on its own, so columns from different workers may sit side by side)."""
+        s, p = self.storage, self.cfg
+        assert s is not None
         s.advantages, s.returns = compute_gae(
             s.rewards, s.values, s.next_values, s.terminated, s.episode_end, p.gamma, p.gae_lambda
         )

@@ -1,6 +1,8 @@
 """The learner's config sections: PPOConfig (the update), SpeedConfig (switches that change speed, not what
-is learned) and RunConfig (length, device, seeding, logging, checkpoints). `ppo/train_config.py` composes
-them with the other packages' sections into a TrainConfig."""
+is learned), RunConfig (length, device, seeding, logging, checkpoints) and RayConfig (rollout workers on a
+Ray cluster, used with run.distributed='ray'). `ppo/train_config.py` composes them with the other packages'
+sections into a TrainConfig. RayConfig lives here, not in distributed/, because TrainConfig (this floor)
+composes every section and may not import the feature floor; it is plain data and needs no Ray."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ LrSchedule = Literal["constant", "linear", "exponential", "cosine"]
 AmpMode = Literal["auto", "off", "bf16", "fp16"]
 Device = Literal["auto", "cpu", "cuda"]
 BestBy = Literal["return", "win_rate_vs_rule"]
+Distributed = Literal["none", "ray"]
 
 
 @dataclass
@@ -181,6 +184,9 @@ class RunConfig:
     previous checkpoint; needs league.eval_interval > 0 and ideally equal to run.checkpoint_interval)."""
     resume: str | None = None
     """Resume from a checkpoint path, or 'latest' for the newest one in the run folder; null starts fresh."""
+    distributed: Distributed = "none"
+    """none: one process collects and learns; ray: rollout workers run as Ray actors (the ray section) and
+    this process learns (`pip install "rocketrl[distributed]"`)."""
     debug: bool = False
     """Check every rollout step for NaN or inf (naming the tensor and step); slower."""
     ascii: bool = False
@@ -214,3 +220,50 @@ class RunConfig:
                 f"run.discord_webhook_env={self.discord_webhook_env!r}: give the name of the environment variable "
                 "that holds the webhook URL (e.g. ROCKETRL_DISCORD_WEBHOOK), never the URL itself"
             )
+
+
+@dataclass
+class RayConfig:
+    """Rollout workers on a Ray cluster (run.distributed='ray'): each worker steps its own arenas with a copy of
+    the policy; the learner updates on this process's device and sends the new weights after each update."""
+
+    address: str = "local"
+    """local: start a one-machine Ray cluster inside this run; auto: join the cluster started on this host
+    with `ray start`; HOST:PORT: the head node of a running cluster (`ray start --head --port PORT`)."""
+    workers: int = 2
+    """Rollout workers (Ray actors); a dead one is replaced with a fresh one."""
+    arenas_per_worker: int | None = None
+    """Arenas each worker steps; null: env.num_arenas split evenly over the workers."""
+    cpus_per_worker: float = 1.0
+    """CPUs Ray reserves for each worker (its arenas step in that many threads or processes)."""
+    max_policy_lag: int = 1
+    """Updates a rollout may lag behind the learner (0: synchronous, every rollout acts with the newest
+    weights; 1: workers collect the next rollout during the update). Older rollouts are dropped."""
+    start_timeout_s: float = 300.0
+    """Seconds to wait for the workers to start (scheduling and building their arenas) before failing."""
+    max_worker_restarts: int = 10
+    """Replacements of dead workers before the run stops (with a checkpoint)."""
+    object_store_mb: int | None = None
+    """Object store size in MiB of a local cluster (address=local); null: Ray's default."""
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first setting out of range."""
+        check_field_types(self, "ray")
+        if not self.address.strip():
+            raise ValueError("ray.address='': give local, auto or the head node as HOST:PORT")
+        if self.address not in ("local", "auto") and not re.fullmatch(r"(ray://)?[^\s:]+:\d+", self.address):
+            raise ValueError(
+                f"ray.address={self.address!r}: give local, auto or the head node as HOST:PORT (e.g. 10.0.0.1:6379)"
+            )
+        at_least(self.workers, 1, "ray.workers")
+        if self.arenas_per_worker is not None:
+            at_least(self.arenas_per_worker, 1, "ray.arenas_per_worker")
+        positive(self.cpus_per_worker, "ray.cpus_per_worker")
+        at_least(self.max_policy_lag, 0, "ray.max_policy_lag")
+        positive(self.start_timeout_s, "ray.start_timeout_s")
+        at_least(self.max_worker_restarts, 0, "ray.max_worker_restarts")
+        if self.object_store_mb is not None:
+            at_least(self.object_store_mb, 64, "ray.object_store_mb")

@@ -39,7 +39,7 @@ def summarize(trainer: Trainer) -> str:
         f"run           {trainer.run_dir}",
         f"device        {trainer.device}   precision {_precision_text(trainer)}",
         f"engine        {_engine_text(trainer)}",
-        f"arenas        {cfg.env.num_arenas} x {trainer.env.config.blue_size}v{trainer.env.config.orange_size}, "
+        f"arenas        {cfg.arenas} x {trainer.env.config.blue_size}v{trainer.env.config.orange_size}, "
         f"{trainer.num_agents} learner agents ({_opponents_text(trainer)})",
         f"network       {'LSTM ' + str(m.lstm_hidden) + ' + ' if m.lstm else ''}actor {m.actor_hidden} "
         f"critic {m.critic_hidden} {m.activation}, {params:,} parameters",

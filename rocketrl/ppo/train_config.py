@@ -29,7 +29,7 @@ import yaml
 from rocketrl.env.config import EnvConfig
 from rocketrl.league.config import LeagueConfig
 from rocketrl.policy.config import ModelConfig
-from rocketrl.ppo.config import PPOConfig, RunConfig, SpeedConfig
+from rocketrl.ppo.config import PPOConfig, RayConfig, RunConfig, SpeedConfig
 from rocketrl.typecheck import (
     check_field_types,
     check_value,
@@ -42,6 +42,7 @@ __all__ = [
     "SECTIONS",
     "ModelConfig",
     "PPOConfig",
+    "RayConfig",
     "RunConfig",
     "SpeedConfig",
     "TrainConfig",
@@ -77,6 +78,8 @@ class TrainConfig:
     """Length, device, seed, logging and checkpoints."""
     league: LeagueConfig = field(default_factory=LeagueConfig)
     """Opponents (self-play, snapshots, RulePolicy), ratings, evaluation and the team-size curriculum."""
+    ray: RayConfig = field(default_factory=RayConfig)
+    """Rollout workers on a Ray cluster, used when run.distributed is 'ray'."""
 
     def __post_init__(self) -> None:
         for name, cls in SECTIONS.items():
@@ -89,9 +92,21 @@ class TrainConfig:
         self.validate()
 
     @property
+    def arenas_per_worker(self) -> int:
+        """Arenas of each Ray rollout worker: ray.arenas_per_worker, or env.num_arenas split evenly."""
+        return self.ray.arenas_per_worker or max(1, self.env.num_arenas // self.ray.workers)
+
+    @property
+    def arenas(self) -> int:
+        """Arenas collecting for one update: env.num_arenas, or every Ray worker's arenas when distributed."""
+        if self.run.distributed == "ray":
+            return self.ray.workers * self.arenas_per_worker
+        return self.env.num_arenas
+
+    @property
     def agents(self) -> int:
-        """Cars learning side by side: env.num_arenas * (env.blue_size + env.orange_size)."""
-        return self.env.num_arenas * (self.env.blue_size + self.env.orange_size)
+        """Cars learning side by side: arenas * (env.blue_size + env.orange_size)."""
+        return self.arenas * (self.env.blue_size + self.env.orange_size)
 
     @property
     def batch_size(self) -> int:
@@ -103,8 +118,10 @@ class TrainConfig:
         env = self.env
         check_field_types(env, "env")
         env.validate()
-        for section in (self.ppo, self.model, self.speed, self.run):
+        for section in (self.ppo, self.model, self.speed, self.run, self.ray):
             section.validate()
+        if self.run.distributed == "ray":
+            self._validate_distributed()
         check_field_types(self.league, "league")
         self.league.validate()
         if env.orange_size == 0 and not self.league.pure_selfplay:
@@ -132,6 +149,20 @@ class TrainConfig:
         if self.speed.amp == "fp16" and self.run.device == "cpu":
             raise ValueError("speed.amp='fp16' needs CUDA but run.device='cpu'; use 'bf16' or 'off' on CPU")
 
+    def _validate_distributed(self) -> None:
+        """Settings that a Ray run (run.distributed='ray') needs on top of the single-process ones."""
+        ray, env = self.ray, self.env
+        if ray.arenas_per_worker is None and env.num_arenas % ray.workers:
+            raise ValueError(
+                f"env.num_arenas={env.num_arenas} does not split evenly over ray.workers={ray.workers}; make it a "
+                f"multiple of the workers or set ray.arenas_per_worker"
+            )
+        if self.league.replay_top > 0:
+            raise ValueError(
+                "league.replay_top: replays of top training episodes are not recorded by Ray rollout workers yet; "
+                "set league.replay_top 0 with run.distributed='ray'"
+            )
+
 
 SECTIONS: dict[str, type] = {
     "env": EnvConfig,
@@ -140,6 +171,7 @@ SECTIONS: dict[str, type] = {
     "speed": SpeedConfig,
     "run": RunConfig,
     "league": LeagueConfig,
+    "ray": RayConfig,
 }
 """The sections of a TrainConfig, in file order: name -> dataclass."""
 

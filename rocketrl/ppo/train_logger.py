@@ -47,6 +47,8 @@ class UpdateReport:
     league: dict[str, float] = field(default_factory=dict)
     """The league's scalars (Elo, OpenSkill, win rates), empty without a league."""
     device: torch.device = field(default_factory=lambda: torch.device("cpu"))
+    extra: dict[str, float] = field(default_factory=dict)
+    """Further scalars by their TensorBoard name (distributed runs: distributed/policy_lag_max, ...)."""
 
 
 class TrainLogger:
@@ -102,7 +104,7 @@ class TrainLogger:
         for phase, seconds in timings.items():
             self._scalar(f"time/{phase}", seconds, step)
         self._scalar("charts/skipped_updates", r.skipped_updates, step)
-        for name, value in r.league.items():
+        for name, value in {**r.league, **r.extra}.items():
             self._scalar(name, value, step)
         if self.gpu is None:
             self.gpu = GpuMonitor(r.device)

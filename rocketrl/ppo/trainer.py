@@ -22,9 +22,11 @@ from rocketrl.infra.checkpoint import CheckpointManager, load_checkpoint, rng_st
 from rocketrl.infra.notify import DiscordNotifier
 from rocketrl.league.league import League, LearnerSnapshot
 from rocketrl.league.learner_env import LearnerEnv
+from rocketrl.league.plan import ArenaPlan
 from rocketrl.policy.actor_critic import ActorCritic
 from rocketrl.policy.normalize import ObservationNormalizer
 from rocketrl.ppo.algorithm import PPO
+from rocketrl.ppo.collector import EpisodeSummary, RolloutCollector
 from rocketrl.ppo.run_setup import make_run_dir, uses_league, verify
 from rocketrl.ppo.storage import RolloutStorage
 from rocketrl.ppo.train_config import TrainConfig, config_to_dict
@@ -70,19 +72,19 @@ class Trainer:
             if uses_league(cfg)
             else None
         )
-        self.env = env if env is not None else BatchedEnv(self._stage_env_config(), device=self.device)
+        env = env if env is not None else BatchedEnv(self._stage_env_config(), device=self.device)
         self.algorithm = PPO(
             cfg.ppo,
             cfg.model,
             cfg.speed,
-            self.env.obs_size,
-            self.env.action_parser.num_actions,
-            discrete=self.env.action_parser.kind == "discrete",
+            env.obs_size,
+            env.action_parser.num_actions,
+            discrete=env.action_parser.kind == "discrete",
             device=self.device,
             seed=cfg.run.seed,
             debug=cfg.run.debug,
         )
-        self._setup_agents()
+        self.collector = RolloutCollector(env, self.league, self.algorithm, self.device)
         self.counters = Counters()
         self.checkpoint_step: int | None = None
         """Step of the last checkpoint saved or resumed from; None before the first."""
@@ -102,21 +104,30 @@ class Trainer:
         stage = self.league.curriculum.stage
         return dataclasses.replace(self.cfg.env, blue_size=stage.blue_size, orange_size=stage.orange_size)
 
-    def _setup_agents(self) -> None:
-        """The arenas as the learner sees them (who drives which car), and the algorithm's storage sized
-        for its agents."""
-        self.learner_env = LearnerEnv(self.env, self.league, self.device)
-        self.plan = self.learner_env.plan
-        self.num_agents = self.learner_env.num_agents
-        self.algorithm.resize(self.num_agents)
+    # ------------------------------------------------------------------ the arenas, through the collector
+    @property
+    def env(self) -> BatchedEnv:
+        return self.collector.env
+
+    @property
+    def learner_env(self) -> LearnerEnv:
+        return self.collector.learner_env
+
+    @property
+    def plan(self) -> ArenaPlan | None:
+        return self.collector.plan
+
+    @property
+    def num_agents(self) -> int:
+        return self.collector.num_agents
 
     def _enter_stage(self) -> None:
         """Rebuild the arenas for the current curriculum stage's team sizes (same network)."""
         generator = self.env.generator.get_state()
         self.env.close()
-        self.env = BatchedEnv(self._stage_env_config(), device=self.device)
-        self.env.generator.set_state(generator)
-        self._setup_agents()
+        env = BatchedEnv(self._stage_env_config(), device=self.device)
+        env.generator.set_state(generator)
+        self.collector.set_env(env)
 
     def _set_threads(self, threads: int | None) -> None:
         """torch's CPU thread count for the next phase (None: the count torch started with)."""
@@ -237,7 +248,7 @@ class Trainer:
             self.league.add_snapshot(self.model, self.obs_norm, self.config_dict, self.counters.global_step)
         if self.league is not None and cfg.league.eval_interval:
             self.league.evaluation_env(cfg.env)  # its workers start now, not at the first evaluation
-        obs, state, episode_start = self._restart_episodes()
+        self._start_collection()
         next_checkpoint = (self.counters.global_step // cfg.run.checkpoint_interval + 1) * cfg.run.checkpoint_interval
         saved_at = -1
         every_seconds = None if cfg.run.checkpoint_minutes is None else 60.0 * cfg.run.checkpoint_minutes
@@ -251,14 +262,13 @@ class Trainer:
                     break
                 started = time.perf_counter()
                 timings = {"env": 0.0, "copy": 0.0, "inference": 0.0, "learn": 0.0}
-                self.learner_env.assign_opponents()
-                self._set_threads(self.cfg.speed.rollout_threads)
-                obs, state, episode_start = self._collect(obs, state, episode_start, timings)
+                steps = self._rollout(timings)
                 self._set_threads(self.cfg.speed.learn_threads)
                 t0 = time.perf_counter()
                 stats = self._update()
                 timings["learn"] = time.perf_counter() - t0
                 self.counters.updates += 1
+                self._after_update()
                 if self.league is not None:
                     t0 = time.perf_counter()
                     self._set_threads(self.cfg.speed.rollout_threads)  # evaluation games step and act
@@ -273,8 +283,8 @@ class Trainer:
                               f"({history['reason']})", flush=True)  # fmt: skip
                         self.notifier.send("stage", f"{history['from']} -> {history['to']} ({history['reason']})")
                         self._enter_stage()
-                        obs, state, episode_start = self._restart_episodes()
-                sps = p.rollout_steps * self.num_agents / (time.perf_counter() - started)
+                        self._restart_collection()
+                sps = steps / (time.perf_counter() - started)
                 if logger is not None:
                     logger.log_update(self._report(stats, timings, sps))  # type: ignore[attr-defined]
                 by_time = every_seconds is not None and time.monotonic() - saved_time >= every_seconds
@@ -284,7 +294,7 @@ class Trainer:
                     while next_checkpoint <= self.counters.global_step:
                         next_checkpoint += cfg.run.checkpoint_interval
                     # Episodes restart at checkpoints, so a resumed run continues exactly.
-                    obs, state, episode_start = self._restart_episodes()
+                    self._restart_collection()
         except Exception as error:
             self.notifier.send("crash", f"step {self.counters.global_step:,}: {type(error).__name__}: {error}")
             raise
@@ -296,47 +306,45 @@ class Trainer:
         self.notifier.send(how, f"step {self.counters.global_step:,} after {self.counters.updates} updates")
         return self.counters
 
+    # ------------------------------------------------------------------ collection (the distributed runner
+    # overrides these four: its rollouts come from Ray workers)
+    def _start_collection(self) -> None:
+        """Before the first rollout of learn()."""
+        self._restart_collection()
+
+    def _restart_collection(self) -> None:
+        """Every episode starts afresh (start, checkpoint, new curriculum stage)."""
+        self._rollout_state = self._restart_episodes()
+
+    def _rollout(self, timings: dict[str, float]) -> int:
+        """Fill the storage with the next rollout (opponents picked, GAE done); returns its agent-steps."""
+        self.learner_env.assign_opponents()
+        self._set_threads(self.cfg.speed.rollout_threads)
+        self._rollout_state = self._collect(*self._rollout_state, timings)
+        return self.cfg.ppo.rollout_steps * self.num_agents
+
+    def _after_update(self) -> None:
+        """After each update, before the league's turn (the distributed runner sends the new weights)."""
+
     def _restart_episodes(self) -> tuple[torch.Tensor, object, torch.Tensor]:
         """Reset every arena: learner observations [B, O], a zero recurrent state, all episodes starting."""
-        obs = self.learner_env.reset()
-        state = self.algorithm.initial_state()
-        return obs, state, torch.ones(self.num_agents, dtype=torch.bool, device=self.device)
+        return self.collector.restart()
 
     def _collect(
         self, obs: torch.Tensor, state, episode_start: torch.Tensor, timings: dict[str, float]
     ) -> tuple[torch.Tensor, object, torch.Tensor]:
-        """Fill the algorithm's storage with rollout_steps steps of every learner agent."""
-        ppo = self.algorithm
-        ppo.begin_rollout()
-        for t in range(self.cfg.ppo.rollout_steps):
-            t0 = time.perf_counter()
-            action, state = ppo.act(t, obs, state, episode_start)
-            t1 = time.perf_counter()
-            copied = getattr(self.env.engine, "copy_seconds", 0.0)
-            step = self.learner_env.step(action, self.counters.global_step)
-            t2 = time.perf_counter()
-            copy = getattr(self.env.engine, "copy_seconds", 0.0) - copied
-            episode_start = ppo.process_step(t, step.reward, step.terminated, step.truncated, step.final_obs, state)
-            obs = step.obs
-            if step.episodes:
-                self._record_episodes(step.episodes)
-            self.counters.global_step += self.num_agents
-            timings["inference"] += t1 - t0
-            timings["env"] += t2 - t1 - copy
-            timings["copy"] += copy
-        t0 = time.perf_counter()
-        ppo.compute_returns(obs, state, episode_start)
-        timings["inference"] += time.perf_counter() - t0
-        return obs, state, episode_start
+        """Fill the algorithm's storage with rollout_steps steps of every learner agent (and GAE)."""
+        start = self.counters.global_step
+        result = self.collector.collect(obs, state, episode_start, start, timings, self._record_episodes)
+        self.counters.global_step += self.cfg.ppo.rollout_steps * self.num_agents
+        return result
 
-    def _record_episodes(self, episodes: dict[str, torch.Tensor]) -> None:
+    def _record_episodes(self, summary: EpisodeSummary) -> None:
         """Episode statistics of the learner's cars: mean return, length, touches per car-minute."""
-        self.counters.episodes += len(episodes["arena"])
-        self.recent_returns.extend(self.learner_env.learner_mean(episodes, "return").tolist())
-        self.recent_lengths.extend(episodes["length"].float().tolist())
-        # Touches per car per minute of game time, over each finished episode.
-        minutes = episodes["length"].float() * self.step_seconds / 60.0
-        self.recent_touch_rates.extend((self.learner_env.learner_mean(episodes, "touches") / minutes).tolist())
+        self.counters.episodes += summary.count
+        self.recent_returns.extend(summary.returns.tolist())
+        self.recent_lengths.extend(summary.lengths.tolist())
+        self.recent_touch_rates.extend(summary.touch_rates.tolist())
 
     def _report(self, stats: UpdateStats, timings: dict[str, float], sps: float) -> UpdateReport:
         """The hand-off to the logger after an update."""
