@@ -237,7 +237,7 @@ def auto_recover(s: SimState, a: int, c: int, jump_pressed: bool, throttle: floa
     s.car_ang[a, c] = ang
 
 
-@wp.func
+@wp.func(inline=True)  # one call site in the step kernel; inlined, SimState is not copied per car and tick
 def car_pre_tick(s: SimState, a: int, c: int):
     """Apply car c's controls for one tick: wheels or air control, jump, dodge, boost, gravity."""
     dt = TICK_TIME
