@@ -204,9 +204,8 @@ def box_axes(q: wp.quat) -> wp.mat33:
 
 @wp.func
 def box_may_touch(s: SimState, centre: wp.vec3, axes: wp.mat33) -> bool:
-    """False when find_box_contacts cannot find a point: no plane within CONTACT_REACH of the hitbox (the
-    same test as there) and no mesh triangle within the reach grid's 94.15 uu of its centre (the box's
-    half-diagonal, 76.7 uu, plus CONTACT_REACH is less)."""
+    """False when find_box_contacts cannot find a point: every one of its own gates fails, the four plane
+    tests (no plane within CONTACT_REACH of the hitbox) and the mesh's reach-grid test at the centre."""
     for plane in range(4):
         n = plane_normal(plane)
         if wp.dot(centre - plane_point(plane), n) - box_radius(axes, n) < CONTACT_REACH:
