@@ -10,8 +10,15 @@ touch and collide; both engines first play `--warmup-steps` steps from the kicko
 object with a "ratios" map: the best warp mode's rate / the best RocketSim mode's rate, per team
 size and arena count, and on the CPU "ratios_one_core": warp on one thread / RocketSim serial.
 
+What the cars' collision-mesh queries (wheel rays and body against goals, back walls, ramps, corners)
+cost is measured in the same run: each warp row also runs with WarpEngine(plane_only_cars=True), the
+cars meeting only the four arena planes ("arena_ticks_per_s_plane_only_cars"), and "car_mesh_query_share"
+gives 1 - rate / plane-only rate of the best warp mode per team size and arena count: the share of a
+step's time those queries take. The plane-only cars leave the field through the back walls, so the two
+runs play different (similar) games; `--no-plane-only` skips them.
+
     python benchmarks/engine_throughput.py [--quick] [--steps 5] [--rocketsim-arenas 256] [--warmup-steps 40]
-    [--device cpu|cuda]
+    [--device cpu|cuda] [--no-plane-only]
 """
 
 from __future__ import annotations
@@ -51,8 +58,12 @@ def _time_steps(step, steps: int) -> float:
     return best
 
 
-def bench_warp(arenas: int, team: int, steps: int, device: str, threads: int, warmup: int) -> dict:
-    engine = WarpEngine(arenas, team, team, tick_skip=TICK_SKIP, device=device, num_workers=threads)
+def bench_warp(
+    arenas: int, team: int, steps: int, device: str, threads: int, warmup: int, plane_only_cars: bool = False
+) -> dict:
+    engine = WarpEngine(
+        arenas, team, team, tick_skip=TICK_SKIP, device=device, num_workers=threads, plane_only_cars=plane_only_cars
+    )
     engine.t["controls"].copy_(_controls(arenas, 2 * team))
     wp_device = wp.device_from_torch(engine.device)
 
@@ -102,6 +113,9 @@ def main() -> None:
     parser.add_argument("--rocketsim-arenas", type=int, default=256)
     parser.add_argument("--device", default="cpu", help="warp's device: cpu or cuda")
     parser.add_argument("--warmup-steps", type=int, default=40, help="steps played before timing")
+    parser.add_argument(
+        "--no-plane-only", action="store_true", help="skip the plane-only-cars runs (car_mesh_query_share)"
+    )
     args = parser.parse_args()
     counts = [1024, 4096] if args.quick else [1024, 4096, 16384, 65536]
     steps = 2 if args.quick else args.steps
@@ -116,6 +130,7 @@ def main() -> None:
         "rocketsim": {},
         "warp": {},
         "ratios": {},
+        "car_mesh_query_share": {},
     }
     if on_cpu:
         result["ratios_one_core"] = {}
@@ -127,6 +142,17 @@ def main() -> None:
         best = max(r["arena_ticks_per_s"] for r in rs)
         result["rocketsim"][key] = rs
         rows = [bench_warp(n, team, steps, args.device, t, args.warmup_steps) for n in counts for t in thread_counts]
+        if not args.no_plane_only:
+            for row in rows:
+                n, threads = row["arenas"], row["launch_threads"]
+                plane = bench_warp(n, team, steps, args.device, threads, args.warmup_steps, plane_only_cars=True)
+                row["arena_ticks_per_s_plane_only_cars"] = plane["arena_ticks_per_s"]
+            result["car_mesh_query_share"][key] = {
+                str(n): 1.0
+                - max(w["arena_ticks_per_s"] for w in rows if w["arenas"] == n)
+                / max(w["arena_ticks_per_s_plane_only_cars"] for w in rows if w["arenas"] == n)
+                for n in counts
+            }
         result["warp"][key] = rows
         result["ratios"][key] = {
             str(n): max(w["arena_ticks_per_s"] for w in rows if w["arenas"] == n) / best for n in counts

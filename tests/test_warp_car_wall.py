@@ -13,6 +13,7 @@ wp = pytest.importorskip("warp")
 from rocketrl.diagnostics import car_wall_parity as wall  # noqa: E402
 from rocketrl.diagnostics.car_air_parity import car_paths, orientation_error_deg  # noqa: E402
 from rocketrl.diagnostics.car_ground_parity import select_cases  # noqa: E402
+from rocketrl.sim.state import ResetState  # noqa: E402
 from rocketrl.sim.warp.arena_mesh import soccar_triangles  # noqa: E402
 from rocketrl.sim.warp.engine import WarpEngine  # noqa: E402
 from rocketrl.sim.warp.layout import SimState  # noqa: E402
@@ -195,3 +196,29 @@ def test_wheel_rays_hit_the_planes_and_meshes_as_bullet_does():
             assert abs(got[i, 1] - fraction) < 1e-5, (i, got[i, 1], fraction)
             assert np.abs(got[i, 2:5] - normal).max() < 1e-4, (i, got[i, 2:5], normal)
     assert compared > 380 and 300 < hits < 380, (compared, hits)  # measured: 400 compared, 351 hits
+
+
+def test_plane_only_cars_drive_through_the_back_wall():
+    """WarpEngine(plane_only_cars=True), for measuring the cars' mesh queries, leaves the cars only the four
+    planes: a car driving at the back wall beside the goal goes through it, where the full arena keeps it in."""
+    furthest = {}
+    for plane_only in (False, True):
+        engine = WarpEngine(1, 1, 0, tick_skip=8, plane_only_cars=plane_only)
+        try:
+            state = ResetState(
+                ball_pos=torch.tensor([[0.0, 0.0, 93.15]]),
+                ball_vel=torch.zeros(1, 3),
+                ball_ang_vel=torch.zeros(1, 3),
+                car_pos=torch.tensor([[[-2500.0, 4600.0, 17.0]]]),
+                car_vel=torch.tensor([[[0.0, 1400.0, 0.0]]]),
+                car_ang_vel=torch.zeros(1, 1, 3),
+                car_rotation=torch.tensor([[[0.0, np.pi / 2, 0.0]]]),
+                car_boost=torch.zeros(1, 1),
+            )
+            engine.reset(torch.ones(1, dtype=torch.bool), state)
+            controls = torch.zeros(1, 1, 8)
+            controls[..., 0] = 1.0
+            furthest[plane_only] = max(float(engine.step(controls).car_pos[0, 0, 1]) for _ in range(15))
+        finally:
+            engine.close()
+    assert furthest[False] < 5120.0 < 5400.0 < furthest[True], furthest

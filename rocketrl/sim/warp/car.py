@@ -77,6 +77,7 @@ from rocketrl.sim.warp.layout import (
     F_FLIP_TIME,
     F_HANDBRAKE,
     F_JUMP_TIME,
+    F_STEER_ANGLE,
     I_AUTOFLIP,
     I_GROUND,
     I_HAS_DOUBLE_JUMPED,
@@ -88,7 +89,13 @@ from rocketrl.sim.warp.layout import (
     I_WORLD_CONTACT,
     SimState,
 )
-from rocketrl.sim.warp.vehicle import apply_wheel_impulses, friction_impulses, update_wheels, wheel_auto_roll
+from rocketrl.sim.warp.vehicle import (
+    apply_wheel_impulses,
+    friction_impulses,
+    update_wheels,
+    wheel_auto_roll,
+    wheel_axle,
+)
 from rocketrl.sim.warp.wheel_rays import cast_wheels, ground_up, wheels_touching
 
 
@@ -237,7 +244,7 @@ def auto_recover(s: SimState, a: int, c: int, jump_pressed: bool, throttle: floa
     s.car_ang[a, c] = ang
 
 
-@wp.func
+@wp.func(inline=True)  # one call site in the step kernel; inlined, SimState is not copied per car and tick
 def car_pre_tick(s: SimState, a: int, c: int):
     """Apply car c's controls for one tick: wheels or air control, jump, dodge, boost, gravity."""
     dt = TICK_TIME
@@ -289,9 +296,26 @@ def car_pre_tick(s: SimState, a: int, c: int):
     flip_time = s.car_f[a, c, F_FLIP_TIME]
     vel0 = vel
     ang0 = ang
-    friction = friction_impulses(s, a, c, hits, pos, q, right, up, vel0, ang0)
+    # The front wheels' axle at the steer angle the previous tick set, for the friction and the wheel update.
+    front_axle = wheel_axle(q, right, up, 0, s.car_f[a, c, F_STEER_ANGLE])
+    friction = friction_impulses(s, a, c, hits, pos, q, right, front_axle, vel0, ang0)
     accel = accel + update_wheels(
-        s, a, c, hits, pos, q, right, up, vel0, ang0, wheels, throttle, real_throttle, steer, handbrake_in, handbrake
+        s,
+        a,
+        c,
+        hits,
+        pos,
+        fwd,
+        right,
+        front_axle,
+        vel0,
+        ang0,
+        wheels,
+        throttle,
+        real_throttle,
+        steer,
+        handbrake_in,
+        handbrake,
     )
     if not on_ground:
         ang = air_control(

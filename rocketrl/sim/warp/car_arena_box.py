@@ -139,6 +139,10 @@ def triangle_points(
     """box with the hitbox's contact points on one triangle added (see the module docstring)."""
     tri_n = wp.normalize(wp.cross(v1 - v0, v2 - v0))
     best, normal = separation(centre, axes, v0, v1, v2, tri_n)
+    # best only grows over the axes and a triangle gives no point once it reaches CONTACT_REACH, so a
+    # triangle already that far along its own normal or a box axis is done (most near a car on a wall).
+    if best >= CONTACT_REACH:
+        return box
     along_face = int(1)  # noqa: UP018 (a variable for Warp, not a constant)
     for i in range(3):
         gap, n = separation(centre, axes, v0, v1, v2, axes[:, i])
@@ -146,6 +150,8 @@ def triangle_points(
             best = gap
             normal = n
             along_face = 0
+    if best >= CONTACT_REACH:
+        return box
     edges = wp.matrix_from_rows(v1 - v0, v2 - v1, v0 - v2)
     for i in range(3):
         for j in range(3):
@@ -187,16 +193,32 @@ def triangle_points(
 
 
 @wp.func
-def find_box_contacts(s: SimState, pos: wp.vec3, q: wp.quat) -> BoxContacts:
-    """The hitbox's contact points with the arena planes and meshes for a car at pos (uu), orientation q."""
-    box = BoxContacts()
-    box.count = 0
-    axes = wp.matrix_from_rows(
+def box_axes(q: wp.quat) -> wp.mat33:
+    """The hitbox's axes (rows forward, right, up) at orientation q."""
+    return wp.matrix_from_rows(
         wp.quat_rotate(q, wp.vec3(1.0, 0.0, 0.0)),
         wp.quat_rotate(q, wp.vec3(0.0, 1.0, 0.0)),
         wp.quat_rotate(q, wp.vec3(0.0, 0.0, 1.0)),
     )
-    centre = pos + wp.quat_rotate(q, HITBOX_OFFSET)
+
+
+@wp.func
+def box_may_touch(s: SimState, centre: wp.vec3, axes: wp.mat33) -> bool:
+    """False when find_box_contacts cannot find a point: every one of its own gates fails, the four plane
+    tests (no plane within CONTACT_REACH of the hitbox) and the mesh's reach-grid test at the centre."""
+    for plane in range(4):
+        n = plane_normal(plane)
+        if wp.dot(centre - plane_point(plane), n) - box_radius(axes, n) < CONTACT_REACH:
+            return True
+    return s.plane_only_cars == 0 and mesh_in_reach(s, centre)
+
+
+@wp.func(inline=True)  # one call site; inlined, its caller's SimState is not copied again per call
+def find_box_contacts(s: SimState, pos: wp.vec3, q: wp.quat, centre: wp.vec3, axes: wp.mat33) -> BoxContacts:
+    """The hitbox's contact points with the arena planes and meshes for a car at pos (uu), orientation q,
+    hitbox centre `centre` and box_axes `axes`."""
+    box = BoxContacts()
+    box.count = 0
     for plane in range(4):
         n = plane_normal(plane)
         o = plane_point(plane)
@@ -206,7 +228,7 @@ def find_box_contacts(s: SimState, pos: wp.vec3, q: wp.quat) -> BoxContacts:
                 gap = wp.dot(corner - o, n)
                 if gap < CONTACT_REACH:
                     box = add_point(box, corner - pos, n, gap)
-    if mesh_in_reach(s, centre):
+    if s.plane_only_cars == 0 and mesh_in_reach(s, centre):
         reach = wp.vec3(box_radius(axes, wp.vec3(1.0, 0.0, 0.0)), box_radius(axes, wp.vec3(0.0, 1.0, 0.0)), 0.0)
         reach = wp.vec3(reach[0], reach[1], box_radius(axes, wp.vec3(0.0, 0.0, 1.0))) + wp.vec3(CONTACT_REACH)
         query = wp.mesh_query_aabb(s.arena_mesh, centre - reach, centre + reach)
@@ -237,14 +259,25 @@ def tangent_of(n: wp.vec3, slip: wp.vec3) -> wp.vec3:
     return wp.vec3(-n[1] * k, n[0] * k, 0.0)
 
 
-@wp.func
+@wp.func(inline=True)  # small, called once per car and tick: no SimState copy for a car far from the arena
 def car_arena_box_contact(s: SimState, a: int, c: int):
     """Car c's hitbox against the arena for one tick: contacts, impulses and push-out (module docstring);
     records I_WORLD_CONTACT and the first point's normal for auto-flip and auto-roll (RocketSim's
     world contact)."""
     pos = s.car_pos[a, c]
     q = s.car_rot[a, c]
-    box = find_box_contacts(s, pos, q)
+    axes = box_axes(q)
+    centre = pos + wp.quat_rotate(q, HITBOX_OFFSET)
+    if box_may_touch(s, centre, axes):
+        resolve_box_contacts(s, a, c, pos, q, centre, axes)
+    else:
+        s.car_i[a, c, I_WORLD_CONTACT] = 0
+
+
+@wp.func(inline=False)  # large: kept out of the step kernel, which calls it only for a car near the arena
+def resolve_box_contacts(s: SimState, a: int, c: int, pos: wp.vec3, q: wp.quat, centre: wp.vec3, axes: wp.mat33):
+    """car_arena_box_contact's work for a car whose hitbox may touch the arena (box_may_touch)."""
+    box = find_box_contacts(s, pos, q, centre, axes)
     s.car_i[a, c, I_WORLD_CONTACT] = int(box.count > 0)
     if box.count == 0:
         return

@@ -296,7 +296,7 @@ def add_ball_contact(s: SimState, a: int, obj: int, offset: wp.vec3, normal: wp.
     s.ball_contacts[a, row, C_DISTANCE] = gap
 
 
-@wp.func
+@wp.func(inline=True)  # small, called once per tick: no SimState copy for a ball far from the arena
 def ball_arena_contact(s: SimState, a: int):
     """Bounce the ball off the arena as RocketSim does, step for step.
 
@@ -314,6 +314,18 @@ def ball_arena_contact(s: SimState, a: int):
     p = s.ball_pos[a]
     for m in range(BALL_MANIFOLDS):
         s.ball_manifold_object[a, m] = -1
+    # No plane or triangle in reach (the tests below): no point, and resolve_ball_contacts would do nothing.
+    near = mesh_in_reach(s, p)
+    for plane in range(4):
+        if plane_gap(p, plane) - BALL_RADIUS < BALL_ARENA_RADIUS - BALL_RADIUS:
+            near = True
+    if near:
+        ball_arena_contact_near(s, a, p)
+
+
+@wp.func(inline=False)  # large: kept out of the step kernel, which calls it only for a ball near the arena
+def ball_arena_contact_near(s: SimState, a: int, p: wp.vec3):
+    """ball_arena_contact's contact points and response for a ball at p (uu) near a plane or the meshes."""
     for plane in range(4):
         gap = plane_gap(p, plane) - BALL_RADIUS
         if gap < BALL_ARENA_RADIUS - BALL_RADIUS:

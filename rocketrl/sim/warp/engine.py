@@ -101,6 +101,10 @@ class WarpEngine:
 
     num_workers: on the CPU, threads that each launch the kernel on a contiguous range of arenas (None: every
     CPU core, at most one per arena). On CUDA it is ignored and a step is one launch (num_workers = 1).
+
+    plane_only_cars: the cars' wheel rays and bodies meet only the four arena planes, not the collision
+    meshes (goals, back walls, ramps, corners), so cars leave the field through them; for measuring what the
+    cars' mesh queries cost (benchmarks/engine_throughput.py), not for play.
     """
 
     def __init__(
@@ -112,6 +116,7 @@ class WarpEngine:
         device: str | torch.device = "cpu",
         seed: int = 0,
         num_workers: int | None = None,
+        plane_only_cars: bool = False,
     ) -> None:
         if num_arenas < 1:
             raise ValueError(f"num_arenas={num_arenas}: must be at least 1")
@@ -196,6 +201,7 @@ class WarpEngine:
         self._sim.arena_edge_flags = arena.edge_flags
         self._sim.arena_reach_grid = arena.reach_grid
         self._sim.arena_grid_origin = arena.grid_origin
+        self._sim.plane_only_cars = int(plane_only_cars)
         grid, origin = pad_grid(BOOST_PADS, float(PAD_RADIUS_BIG), float(PAD_RADIUS_SMALL))
         self._sim.pad_grid = wp.array(grid, dtype=wp.int32, device=self._wp_device)
         self._sim.pad_grid_origin = wp.vec3(float(origin[0]), float(origin[1]), 0.0)

@@ -181,3 +181,6 @@ class SimState:
     """(T * 3,) Bullet's angle (rad) to the triangle across edge k of triangle t (row 3 t + k), 2 pi if none."""
     arena_edge_flags: wp.array(dtype=int)
     """(T * 3,) edge flags: 1 convex, 2 the neighbour's normal is flipped (arena_mesh.internal_edge_info)."""
+    plane_only_cars: int
+    """1: the cars' wheel rays and bodies ignore the collision meshes and meet only the four arena planes (to
+    measure what the mesh queries cost; the ball still meets the meshes); 0 (default): the full arena."""

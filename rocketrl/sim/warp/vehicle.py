@@ -70,6 +70,15 @@ def wheel_axle(q: wp.quat, right: wp.vec3, up: wp.vec3, k: int, angle: float) ->
 
 
 @wp.func
+def axle_of(k: int, right: wp.vec3, front_axle: wp.vec3) -> wp.vec3:
+    """Wheel k's axle given the front wheels' (wheel_axle of wheel 0): one steer rotation per tick serves the
+    four wheels and both the friction impulses and the wheel update, which use the same steer angle."""
+    if k >= 2:
+        return right
+    return front_axle
+
+
+@wp.func
 def apply_impulse(vel: wp.vec3, ang: wp.vec3, q: wp.quat, impulse: wp.vec3, offset: wp.vec3):
     """Velocity and angular velocity after an impulse (uu/s x car mass) at `offset` from the car origin."""
     return vel + impulse * (1.0 / CAR_MASS), ang + car_inv_inertia_world(q, wp.cross(offset, impulse))
@@ -85,7 +94,7 @@ def friction_impulse(
     pos: wp.vec3,
     q: wp.quat,
     right: wp.vec3,
-    up: wp.vec3,
+    front_axle: wp.vec3,
     vel: wp.vec3,
     ang: wp.vec3,
 ) -> wp.vec3:
@@ -97,7 +106,7 @@ def friction_impulse(
         return wp.vec3(0.0)
     n = hits.normal[k]
     contact = hits.contact[k]
-    axle = wheel_axle(q, right, up, k, s.car_f[a, c, F_STEER_ANGLE])
+    axle = axle_of(k, right, front_axle)
     axle = wp.normalize(axle - n * wp.dot(axle, n))
     along = wp.normalize(wp.cross(n, axle))
     offset = contact - pos
@@ -215,14 +224,14 @@ def friction_impulses(
     pos: wp.vec3,
     q: wp.quat,
     right: wp.vec3,
-    up: wp.vec3,
+    front_axle: wp.vec3,
     vel: wp.vec3,
     ang: wp.vec3,
 ) -> wp.mat44:
     """Every wheel's friction impulse (row k, first 3 columns) from the values the previous tick set."""
     out = wp.mat44(0.0)
     for k in range(4):
-        j = friction_impulse(s, a, c, k, hits, pos, q, right, up, vel, ang)
+        j = friction_impulse(s, a, c, k, hits, pos, q, right, front_axle, vel, ang)
         out[k, 0] = j[0]
         out[k, 1] = j[1]
         out[k, 2] = j[2]
@@ -257,9 +266,9 @@ def update_wheels(
     c: int,
     hits: WheelHits,
     pos: wp.vec3,
-    q: wp.quat,
+    fwd: wp.vec3,
     right: wp.vec3,
-    up: wp.vec3,
+    front_axle: wp.vec3,
     vel: wp.vec3,
     ang: wp.vec3,
     contacts: int,
@@ -273,9 +282,10 @@ def update_wheels(
     (Car::_UpdateWheels) and return the sticky acceleration (uu/s^2; zero with no wheel touching): along
     the wheels' mean contact normal, half of gravity, plus 1 - |normal z| of it when driving or moving.
 
-    throttle: the input; real_throttle: 1 when boosting; handbrake_in: the input (0 or 1); handbrake: the
-    powerslide amount in [0, 1]."""
-    forward_speed = wp.dot(vel, wp.quat_rotate(q, wp.vec3(1.0, 0.0, 0.0)))
+    fwd, right: the car's axes; front_axle: the front wheels' axle at the steer angle the previous tick set
+    (wheel_axle); throttle: the input; real_throttle: 1 when boosting; handbrake_in: the input (0 or 1);
+    handbrake: the powerslide amount in [0, 1]."""
+    forward_speed = wp.dot(vel, fwd)
     speed = wp.abs(forward_speed)
     drive_scale = drive_torque_factor(speed)
     engine_throttle = real_throttle
@@ -297,14 +307,13 @@ def update_wheels(
     s.car_f[a, c, F_BRAKE] = brake
 
     # Friction factors from each touching wheel's slip, along its axle as this tick steered it.
-    old_angle = s.car_f[a, c, F_STEER_ANGLE]
     up_sum = wp.vec3(0.0)
     for k in range(4):
         if hits.hit[k] != 0.0:
             n = hits.normal[k]
             hard_point = hits.hard_point[k]
             up_sum = up_sum + n
-            lat_dir = wheel_axle(q, right, up, k, old_angle)
+            lat_dir = axle_of(k, right, front_axle)
             long_dir = wp.cross(lat_dir, n)
             wheel_vel = wp.cross(ang, hard_point - pos) + vel
             base = wp.abs(wp.dot(wheel_vel, lat_dir))

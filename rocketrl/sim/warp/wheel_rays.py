@@ -129,7 +129,7 @@ def cast_ray(s: SimState, start: wp.vec3, end: wp.vec3):
                     normal = -n
     # The ball's reach grid holds every triangle within 93.15 + 1 uu of a cell; a wheel ray (under 50 uu)
     # starting in an empty cell cannot reach a triangle, so the mesh query is skipped there.
-    if mesh_in_reach(s, start):
+    if s.plane_only_cars == 0 and mesh_in_reach(s, start):
         delta = end - start
         length = wp.length(delta)
         direction = delta / length
@@ -150,7 +150,7 @@ def cast_ray(s: SimState, start: wp.vec3, end: wp.vec3):
     return hit, best, normal
 
 
-@wp.func
+@wp.func(inline=True)  # one call site; inlined, its caller's SimState is not copied again per call
 def cast_wheels(s: SimState, pos: wp.vec3, q: wp.quat, up: wp.vec3) -> WheelHits:
     """The four wheel rays of a car with origin pos (uu), orientation q and up axis up."""
     out = WheelHits()
