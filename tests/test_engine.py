@@ -743,3 +743,42 @@ def test_block_readout_and_controls_match_rocketsim_objects_in_either_car_order(
                 np.testing.assert_allclose(got, want[:5], rtol=0, atol=1e-6)
                 assert (applied.jump, applied.boost, applied.handbrake) == tuple(bool(v > 0.5) for v in want[5:])
     assert len(block._controls_cache) == 3
+
+
+@pytest.mark.parametrize("engine_name", ["rocketsim", "warp"])
+def test_both_engines_keep_the_engine_contract(engine_name: str) -> None:
+    """Both engines are `Engine`s: step is step_async + step_wait, one step in flight at a time, the
+    state keeps the previous step until step_wait, and the checks name the setting."""
+    if engine_name == "warp":
+        pytest.importorskip("warp")
+    from rocketrl.env.config import EnvConfig
+    from rocketrl.sim.engine_base import Engine
+    from rocketrl.sim.engines import make_engine
+
+    engine = make_engine(EnvConfig(num_arenas=2, engine=engine_name, stepping="serial"), torch.device("cpu"))
+    try:
+        assert isinstance(engine, Engine) and engine.num_cars == 2 and engine.num_workers >= 1
+        before = engine.state
+        controls = torch.zeros(2, 2, 8)
+        controls[..., 0] = 1.0
+        engine.step_async(controls)
+        assert engine.step_in_flight and engine.state is before
+        with pytest.raises(RuntimeError, match="already in flight"):
+            engine.step_async(controls)
+        with pytest.raises(RuntimeError, match="in flight"):
+            engine.reset(torch.ones(2, dtype=torch.bool), lambda k: None)
+        after = engine.step_wait()
+        assert not engine.step_in_flight and engine.state is after
+        assert bool((after.car_vel.norm(dim=-1) > before.car_vel.norm(dim=-1)).all())  # throttle moved them
+        with pytest.raises(RuntimeError, match="without a step in flight"):
+            engine.step_wait()
+        with pytest.raises(ValueError, match=r"controls have shape \(2, 2, 7\), expected \(2, 2, 8\)"):
+            engine.step(torch.zeros(2, 2, 7))
+    finally:
+        engine.close()
+    with pytest.raises(RuntimeError, match="was closed"):
+        engine.step(controls)
+    with pytest.raises(ValueError, match="tick_skip=0: must be at least 1"):
+        type(engine)(1, 1, 1, tick_skip=0)
+    with pytest.raises(ValueError, match="blue_size=4: must be 1 to 3"):
+        type(engine)(1, 4, 1)

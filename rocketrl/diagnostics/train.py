@@ -72,7 +72,7 @@ def measure_training(cfg: TrainConfig, updates: int = 3) -> dict[str, Any]:
         build_s = time.perf_counter() - started
         try:
             trainer.learn(recorder)
-            device, workers = str(trainer.device), getattr(trainer.env.engine, "num_workers", None)
+            device, workers = str(trainer.device), trainer.env.engine.num_workers
             agents = trainer.num_agents
         finally:
             trainer.close()

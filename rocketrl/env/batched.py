@@ -79,7 +79,7 @@ class BatchedEnv:
         self.episode_touches = torch.zeros(a, n, dtype=torch.long, device=self.device)
         self.episode_goals = torch.zeros(a, 2, dtype=torch.long, device=self.device)
         self._obs: torch.Tensor | None = None
-        self._pending: tuple[BatchState, torch.Tensor, BatchState | None] | None = None
+        self._pending: tuple[BatchState, torch.Tensor] | None = None
         """(state before, controls (A, C, 8), state after if the engine stepped synchronously) of the
         step in flight between step_async and step_wait."""
         # With compile, the layer fused by torch.compile (warns once and stays eager on a failure).
@@ -120,8 +120,8 @@ class BatchedEnv:
 
         `step_wait()` finishes it and returns the StepResult that `step` would have returned. In
         between the engine steps on its own (worker processes or threads), so the caller can run
-        other work, such as inference for another BatchedEnv. Engines without `step_async` step
-        here in full.
+        other work, such as inference for another BatchedEnv (the warp engine runs its whole step in
+        `step_async`).
         """
         if self._obs is None:
             raise RuntimeError("call BatchedEnv.reset() before step()")
@@ -155,22 +155,17 @@ class BatchedEnv:
                 raise InvalidActionError("controls contain NaN or inf; every control must be finite")
             controls = ContinuousAction().parse(controls, self.num_arenas, self.num_cars, validate=False)
         prev_state = self.engine.state
-        step_async = getattr(self.engine, "step_async", None)
-        if step_async is not None:
-            step_async(controls)
-            stepped = None
-        else:
-            stepped = self.engine.step(controls)
-        self._pending = (prev_state, controls, stepped)
+        self.engine.step_async(controls)
+        self._pending = (prev_state, controls)
 
     def step_wait(self) -> StepResult:
         """Finish the step in flight: wait for the engine, then rewards, observations, done
         conditions, episode statistics and auto-resets, as `step` does; returns its StepResult."""
         if self._pending is None:
             raise RuntimeError("step_wait() without a step in flight; call step_async(actions) first")
-        prev_state, controls, stepped = self._pending
+        prev_state, controls = self._pending
         self._pending = None
-        state = self.engine.step_wait() if stepped is None else stepped
+        state = self.engine.step_wait()
         self.prev_controls = controls
         reward, self.reward_fn.last_term_means, obs = self._layer(prev_state, state, controls)
         terminated, truncated = self.done.update(state)

@@ -79,10 +79,10 @@ class RolloutCollector:
             t0 = time.perf_counter()
             action, state = ppo.act(t, obs, state, episode_start)
             t1 = time.perf_counter()
-            copied = getattr(self.env.engine, "copy_seconds", 0.0)
+            copied = self.env.engine.copy_seconds
             step = self.learner_env.step(action, global_step + t * self.num_agents)
             t2 = time.perf_counter()
-            copy = getattr(self.env.engine, "copy_seconds", 0.0) - copied
+            copy = self.env.engine.copy_seconds - copied
             episode_start = ppo.process_step(t, step.reward, step.terminated, step.truncated, step.final_obs, state)
             obs = step.obs
             if step.episodes and on_episodes is not None:

@@ -20,9 +20,8 @@ def _precision_text(trainer: Trainer) -> str:
 def _engine_text(trainer: Trainer) -> str:
     """The engine, how it steps, and why when `env.stepping: auto` chose."""
     engine, cfg = trainer.env.engine, trainer.cfg.env
-    stepping = getattr(engine, "stepping", cfg.stepping)
-    text = f"{cfg.engine} ({stepping}, {engine.num_workers} workers)"
-    reason = getattr(engine, "stepping_reason", "")
+    text = f"{cfg.engine} ({engine.stepping}, {engine.num_workers} workers)"
+    reason = engine.stepping_reason
     return text + (f" (env.stepping auto: {reason})" if cfg.stepping == "auto" and reason else "")
 
 

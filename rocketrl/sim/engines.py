@@ -1,8 +1,8 @@
-"""Engine factory: an engine name -> an engine object with RocketSimEngine's interface.
+"""Engine factory: an engine name -> an `Engine` (sim/engine_base.py).
 
-Every engine offers `state` (a BatchState), `step(controls (A, C, 8)) -> BatchState`,
-`reset(mask (A,), make_states)`, `num_workers` and `close()`, so BatchedEnv, the trainer,
-evaluation and diagnostics run on any of them unchanged.
+Every engine offers `state` (a BatchState), `step(controls (A, C, 8)) -> BatchState` and its halves
+`step_async` / `step_wait`, `reset(mask (A,), make_states)`, `num_workers` and `close()`, so BatchedEnv,
+the trainer, evaluation and diagnostics run on any of them unchanged.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from typing import Protocol
 
 import torch
 
+from rocketrl.sim.engine_base import Engine
 from rocketrl.sim.modes import ENGINES, EngineName, SteppingSetting
 
-__all__ = ["ENGINES", "EngineSettings", "make_engine"]
+__all__ = ["ENGINES", "Engine", "EngineSettings", "make_engine"]
 
 
 class EngineSettings(Protocol):
@@ -30,7 +31,7 @@ class EngineSettings(Protocol):
     pin_memory: bool
 
 
-def make_engine(config: EngineSettings, device: torch.device):
+def make_engine(config: EngineSettings, device: torch.device) -> Engine:
     """Build the engine named by config.engine for config.num_arenas arenas. RocketSim's `stepping: auto` is
     resolved here by a short probe; the engine's `stepping_reason` says what it chose and why."""
     if config.engine == "rocketsim":

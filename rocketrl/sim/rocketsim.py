@@ -27,7 +27,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 import torch
 
-from rocketrl.sim.arena import BLUE_TEAM, DEFAULT_TICK_SKIP, MAX_TEAM_SIZE, NUM_BOOST_PADS, ORANGE_TEAM
+from rocketrl.sim.arena import BLUE_TEAM, DEFAULT_TICK_SKIP, NUM_BOOST_PADS, ORANGE_TEAM
+from rocketrl.sim.engine_base import Engine, validate_team_sizes
 from rocketrl.sim.modes import STEPPING_MODES, SteppingMode
 from rocketrl.sim.rocketsim_block import (
     CONTROL_WIDTH,
@@ -57,16 +58,10 @@ from rocketrl.sim.state import BatchState, ResetState
 DOUBLE_JUMP_MAX_DELAY = 1.25
 """Seconds after the first jump during which a dodge or double jump is allowed."""
 
-
-def validate_team_sizes(blue_size: int, orange_size: int) -> None:
-    """Raise ValueError unless 1 <= blue_size <= 3 and 0 <= orange_size <= 3."""
-    if not 1 <= blue_size <= MAX_TEAM_SIZE:
-        raise ValueError(f"blue_size={blue_size}: must be 1 to {MAX_TEAM_SIZE}")
-    if not 0 <= orange_size <= MAX_TEAM_SIZE:
-        raise ValueError(f"orange_size={orange_size}: must be 0 to {MAX_TEAM_SIZE}")
+__all__ = ["DOUBLE_JUMP_MAX_DELAY", "RocketSimEngine", "validate_team_sizes"]
 
 
-class RocketSimEngine:
+class RocketSimEngine(Engine):
     """N soccar arenas of blue_size vs orange_size cars, simulated by RocketSim on CPU.
 
     Car index c in every (A, C, ...) tensor: blue cars are 0..blue_size-1, orange cars follow.
@@ -86,21 +81,10 @@ class RocketSimEngine:
         seed: int = 0,
         pin_memory: bool = True,
     ) -> None:
-        if num_arenas < 1:
-            raise ValueError(f"num_arenas={num_arenas}: must be at least 1")
-        validate_team_sizes(blue_size, orange_size)
-        if tick_skip < 1:
-            raise ValueError(f"tick_skip={tick_skip}: must be at least 1 physics tick per step")
+        super().__init__(num_arenas, blue_size, orange_size, tick_skip, device, seed)
         if stepping not in STEPPING_MODES:
             raise ValueError(f"stepping={stepping!r}: choose one of {', '.join(STEPPING_MODES)}")
-        self.num_arenas = num_arenas
-        self.blue_size = blue_size
-        self.orange_size = orange_size
-        self.num_cars = blue_size + orange_size
-        self.tick_skip = tick_skip
         self.stepping: SteppingMode = stepping
-        self.device = torch.device(device)
-        self.seed = seed
         workers = num_workers if num_workers is not None else (os.cpu_count() or 1)
         self.num_workers = max(1, min(workers, num_arenas))
         self._layout = StateLayout(self.num_cars)
@@ -115,8 +99,6 @@ class RocketSimEngine:
             "reset": (num_arenas, self._layout.reset_width()),
             "reset_mask": (num_arenas,),
         }
-        self._closed = False
-        self._in_flight = False
         self._futures: list[Future] = []
         self._workers = None
         self._blocks: list[ArenaBlock] = []
@@ -143,8 +125,6 @@ class RocketSimEngine:
         # overwriting the buffer while the previous copy may still read it.
         self._pinned = None
         self._copy_done = None
-        self.copy_seconds = 0.0
-        """Seconds spent so far copying controls to the host and the state to the device."""
         if pin_memory and self.device.type == "cuda" and torch.cuda.is_available():
             self._pinned = torch.empty_like(self._host).pin_memory()
             self._copy_done = torch.cuda.Event()
@@ -153,40 +133,14 @@ class RocketSimEngine:
         self._state = self._publish()
 
     # ----------------------------------------------------------------------------------- stepping
-    @property
-    def state(self) -> BatchState:
-        """The state after the latest step or reset."""
-        return self._state
-
-    def step(self, controls: torch.Tensor) -> BatchState:
-        """Advance every arena by `tick_skip` ticks under controls (A, C, 8) and return the new state.
-
-        Controls: throttle, steer, pitch, yaw, roll in [-1, 1]; jump, boost, handbrake as 0/1.
-        The same as `step_async(controls)` followed by `step_wait()`.
-        """
-        self.step_async(controls)
-        return self.step_wait()
-
-    @property
-    def step_in_flight(self) -> bool:
-        """True between `step_async` and `step_wait`."""
-        return self._in_flight
-
-    def step_async(self, controls: torch.Tensor) -> None:
-        """Start a step under controls (A, C, 8) and return without waiting for the physics.
+    def _start_step(self, controls: torch.Tensor) -> None:
+        """Copy controls (A, C, 8) to the workers' buffer and start the physics.
 
         With stepping="processes" the workers step while the caller runs (e.g. inference for other
         arenas); with "threads" the thread pool does (the readout holds the GIL, so the overlap is
         partial); with "serial" and "multi_step" the whole step runs here and `step_wait` only
-        publishes it. `state` keeps the previous state until `step_wait()` returns the new one.
-        Reset, step and step_raw are refused while a step is in flight; close is allowed.
+        publishes it.
         """
-        self._check_open()
-        if self._in_flight:
-            raise RuntimeError("a step is already in flight; call step_wait() before the next step_async()")
-        expected = (self.num_arenas, self.num_cars, CONTROL_WIDTH)
-        if tuple(controls.shape) != expected:
-            raise ValueError(f"controls have shape {tuple(controls.shape)}, expected {expected}")
         copy_started = time.perf_counter()
         np.copyto(self._controls_np, controls.detach().to("cpu", torch.float32).numpy())
         self.copy_seconds += time.perf_counter() - copy_started
@@ -197,14 +151,9 @@ class RocketSimEngine:
             self._futures = [self._pool.submit(block.step, ticks) for block in self._blocks]
         else:
             self._blocks[0].step(ticks, use_multi_step=self.stepping == "multi_step")
-        self._in_flight = True
 
-    def step_wait(self) -> BatchState:
-        """Finish the step started by `step_async`, publish it as `state` and return it (on `device`)."""
-        self._check_open()
-        if not self._in_flight:
-            raise RuntimeError("step_wait() without a step in flight; call step_async(controls) first")
-        self._in_flight = False
+    def _finish_step(self) -> BatchState:
+        """Wait for the workers (or threads) and publish the state."""
         if self._workers is not None:
             self._workers.gather()
         elif self._futures:
@@ -213,8 +162,7 @@ class RocketSimEngine:
             for error in errors:
                 if error is not None:
                     raise error
-        self._state = self._publish()
-        return self._state
+        return self._publish()
 
     def step_raw(self, ticks: int | None = None) -> None:
         """Advance every arena with the controls already set and read nothing (for benchmarks)."""
@@ -278,16 +226,6 @@ class RocketSimEngine:
         """Reset the masked arenas with RocketSim's own kickoff (used to check our kickoff setter)."""
         self._run_reset("kickoff", self._check_mask(mask), seed)
         return self._state
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise RuntimeError("this RocketSimEngine was closed; build a new one")
-
-    def _check_idle(self, what: str) -> None:
-        """Raise unless the engine is open and no step is in flight."""
-        self._check_open()
-        if self._in_flight:
-            raise RuntimeError(f"{what} while a step is in flight; call step_wait() first")
 
     def _check_mask(self, mask: torch.Tensor) -> np.ndarray:
         self._check_idle("reset")
@@ -388,12 +326,6 @@ class RocketSimEngine:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
-
-    def __enter__(self) -> RocketSimEngine:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __del__(self) -> None:  # pragma: no cover - interpreter shutdown order varies
         try:

@@ -24,6 +24,7 @@ from rocketrl.sim.arena import (
     NUM_BOOST_PADS,
     TICK_TIME,
 )
+from rocketrl.sim.engine_base import CONTROL_WIDTH
 
 GYM_BALL_WIDTH = 25
 GYM_CAR_WIDTH = 36
@@ -36,7 +37,6 @@ CX_HAS_JUMPED, CX_HAS_DOUBLE_JUMPED, CX_HAS_FLIPPED, CX_AIR_TIME_SINCE_JUMP = 36
 RESET_BALL_WIDTH = 9  # pos, vel, ang_vel
 RESET_CAR_WIDTH = 13  # pos, vel, ang_vel, (pitch, yaw, roll), boost
 RESET_ORDER_WIDTH = 1  # 1: blue cars are added to the arena first, 0: orange first (see ArenaBlock._add_cars)
-CONTROL_WIDTH = 8
 CONTROLS_CACHE_SIZE = 4096  # distinct control rows whose CarControls a block keeps
 _ROW_KEY = np.dtype((np.void, 4 * CONTROL_WIDTH))  # one float32 control row as a hashable bytes key
 

@@ -26,7 +26,8 @@ from rocketrl.sim.arena import (
     NUM_BOOST_PADS,
     ORANGE_TEAM,
 )
-from rocketrl.sim.rocketsim import DOUBLE_JUMP_MAX_DELAY, validate_team_sizes
+from rocketrl.sim.engine_base import Engine
+from rocketrl.sim.rocketsim import DOUBLE_JUMP_MAX_DELAY
 from rocketrl.sim.state import BatchState, ResetState, kickoff_reset_state
 from rocketrl.sim.warp.arena_mesh import soccar_mesh
 from rocketrl.sim.warp.constants import BALL_ARENA_RADIUS, PAD_RADIUS_BIG, PAD_RADIUS_SMALL
@@ -93,10 +94,11 @@ def matrix_to_quat(m: torch.Tensor) -> torch.Tensor:
     return q / q.norm(dim=-1, keepdim=True)
 
 
-class WarpEngine:
+class WarpEngine(Engine):
     """N soccar arenas of blue_size vs orange_size cars, simulated by Warp kernels on `device`.
 
-    Same interface as RocketSimEngine: `state`, `step(controls (A, C, 8))`, `reset(mask, state)`,
+    An `Engine` (sim/engine_base.py) as RocketSimEngine is: `state`, `step(controls (A, C, 8))` (its
+    `step_async` runs the whole step, `step_wait` reads it out), `reset(mask, state)`,
     `reset_kickoff_native(mask, seed)`, `num_workers`, `copy_seconds`, `close()`.
 
     num_workers: on the CPU, threads that each launch the kernel on a contiguous range of arenas (None: every
@@ -118,23 +120,13 @@ class WarpEngine:
         num_workers: int | None = None,
         plane_only_cars: bool = False,
     ) -> None:
-        if num_arenas < 1:
-            raise ValueError(f"num_arenas={num_arenas}: must be at least 1")
-        validate_team_sizes(blue_size, orange_size)
-        if tick_skip < 1:
-            raise ValueError(f"tick_skip={tick_skip}: must be at least 1 physics tick per step")
+        super().__init__(num_arenas, blue_size, orange_size, tick_skip, device, seed)
         if num_workers is not None and num_workers < 1:
             raise ValueError(f"num_workers={num_workers}: must be at least 1 (or None for every CPU core)")
         init_warp()
-        self.num_arenas = num_arenas
-        self.blue_size = blue_size
-        self.orange_size = orange_size
-        self.num_cars = blue_size + orange_size
-        self.tick_skip = tick_skip
-        self.device = torch.device(device)
+        self.stepping = "kernels"
         if self.device.type == "cuda" and self.device.index is None:
             self.device = torch.device("cuda", torch.cuda.current_device())
-        self.seed = seed
         if self.device.type == "cpu":
             workers = num_workers if num_workers is not None else (os.cpu_count() or 1)
             self.num_workers = max(1, min(workers, num_arenas))
@@ -144,9 +136,6 @@ class WarpEngine:
         self._ranges = [(lo, hi - lo) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
         """(first arena, arena count) of each launch of a step."""
         self._pool = ThreadPoolExecutor(self.num_workers - 1) if self.num_workers > 1 else None
-        self.copy_seconds = 0.0
-        """Seconds spent so far copying controls in and snapshotting the state."""
-        self._closed = False
         a, n, dev = num_arenas, self.num_cars, self.device
         f32 = dict(dtype=torch.float32, device=dev)
         i32 = dict(dtype=torch.int32, device=dev)
@@ -213,30 +202,19 @@ class WarpEngine:
         self.reset_kickoff_native(torch.ones(a, dtype=torch.bool), seed)
 
     # ----------------------------------------------------------------------------------- stepping
-    @property
-    def state(self) -> BatchState:
-        """The state after the latest step or reset."""
-        return self._state
-
-    def step(self, controls: torch.Tensor) -> BatchState:
-        """Advance every arena by `tick_skip` ticks under controls (A, C, 8) and return the new state.
-
-        Controls: throttle, steer, pitch, yaw, roll in [-1, 1]; jump, boost, handbrake as 0/1.
-        """
-        self._check_open()
-        expected = (self.num_arenas, self.num_cars, 8)
-        if tuple(controls.shape) != expected:
-            raise ValueError(f"controls have shape {tuple(controls.shape)}, expected {expected}")
+    def _start_step(self, controls: torch.Tensor) -> None:
+        """Copy controls (A, C, 8) in and run the whole step: the kernel launches return when it is done."""
         started = time.perf_counter()
         self.t["controls"].copy_(controls.detach())
         self.copy_seconds += time.perf_counter() - started
         self.step_raw()
-        self._state = self._publish()
-        return self._state
+
+    def _finish_step(self) -> BatchState:
+        return self._publish()
 
     def step_raw(self, ticks: int | None = None) -> None:
         """Advance every arena with the controls already set and read nothing (for benchmarks)."""
-        self._check_open()
+        self._check_idle("step_raw()")
         ticks = self.tick_skip if ticks is None else ticks
         if self._pool is None:
             self._launch(0, self.num_arenas, ticks)
@@ -291,7 +269,7 @@ class WarpEngine:
         return self._state
 
     def _rows(self, mask: torch.Tensor) -> torch.Tensor:
-        self._check_open()
+        self._check_idle("reset")
         mask = torch.as_tensor(mask).detach().to("cpu").bool()
         if tuple(mask.shape) != (self.num_arenas,):
             raise ValueError(f"reset mask has shape {tuple(mask.shape)}, expected ({self.num_arenas},)")
@@ -332,10 +310,6 @@ class WarpEngine:
         t["ev_last_touch"][rows] = -1
         t["ev_car"][rows] = 0
         t["controls"][rows] = 0.0
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise RuntimeError("this WarpEngine was closed; build a new one")
 
     # ----------------------------------------------------------------------------------- readout
     def _publish(self) -> BatchState:
@@ -382,14 +356,9 @@ class WarpEngine:
         return state
 
     def close(self) -> None:
-        """Release the buffers and the launch threads. Safe to call twice."""
+        """Release the buffers and the launch threads. Safe to call twice, and while a step is in flight."""
         self._closed = True
+        self._in_flight = False
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
-
-    def __enter__(self) -> WarpEngine:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
