@@ -25,7 +25,8 @@ class CueRecallEnv:
         self.action_parser = LookupTableAction()
         self.generator = torch.Generator().manual_seed(seed)
         self.reward_fn = types.SimpleNamespace(term_means=lambda: {})
-        self.engine = types.SimpleNamespace(num_workers=1)
+        self.config = types.SimpleNamespace(tick_skip=8, blue_size=1, orange_size=0)
+        self.engine = types.SimpleNamespace(num_workers=1, copy_seconds=0.0, stepping="serial", stepping_reason="")
         self.t = 0
         self.answers: list[float] = []  # mean reward of each answer step
 
