@@ -130,17 +130,17 @@ def rotation_matrices(state: BatchState) -> torch.Tensor:
     return torch.stack([fwd, torch.cross(up, fwd, dim=-1), up], dim=-1)
 
 
-def car_paths(state: ResetState, controls: torch.Tensor) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
-    """Per engine ("rocketsim", "warp"): car positions (ticks + 1, A, 3) float64 and rotation matrices
-    (ticks + 1, A, 3, 3) float64 of car 0, from `state` under controls (ticks, A, 1, 8), one tick a step."""
+def tick_states(state: ResetState, controls: torch.Tensor, orange_size: int = 0) -> dict[str, list[BatchState]]:
+    """Per engine ("rocketsim", "warp"): the ticks + 1 states of 1 v `orange_size` arenas put into `state` and
+    stepped one tick at a time under controls (ticks, A, C, 8)."""
     from rocketrl.sim.rocketsim import RocketSimEngine
     from rocketrl.sim.warp.engine import WarpEngine
 
     k = state.num_arenas
     out = {}
     for name, engine in (
-        ("rocketsim", RocketSimEngine(k, 1, 0, tick_skip=1, stepping="serial")),
-        ("warp", WarpEngine(k, 1, 0, tick_skip=1)),
+        ("rocketsim", RocketSimEngine(k, 1, orange_size, tick_skip=1, stepping="serial")),
+        ("warp", WarpEngine(k, 1, orange_size, tick_skip=1)),
     ):
         try:
             states = [engine.reset(torch.ones(k, dtype=torch.bool), state)]
@@ -148,6 +148,15 @@ def car_paths(state: ResetState, controls: torch.Tensor) -> dict[str, tuple[torc
                 states.append(engine.step(tick_controls))
         finally:
             engine.close()
+        out[name] = states
+    return out
+
+
+def car_paths(state: ResetState, controls: torch.Tensor) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    """Per engine ("rocketsim", "warp"): car positions (ticks + 1, A, 3) float64 and rotation matrices
+    (ticks + 1, A, 3, 3) float64 of car 0, from `state` under controls (ticks, A, 1, 8), one tick a step."""
+    out = {}
+    for name, states in tick_states(state, controls).items():
         pos = torch.stack([s.car_pos[:, 0].double() for s in states])
         rot = torch.stack([rotation_matrices(s)[:, 0] for s in states])
         out[name] = (pos, rot)

@@ -12,11 +12,12 @@ Used by tests/test_warp_car_contacts.py and benchmarks/parity.py.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import torch
 
-from rocketrl.diagnostics.car_air_parity import orientation_error_deg, rotation_matrices
+from rocketrl.diagnostics.car_air_parity import orientation_error_deg, rotation_matrices, tick_states
 from rocketrl.env.setters import KickoffSetter, RandomStateSetter
 from rocketrl.sim.state import ResetState
 
@@ -47,22 +48,10 @@ def contact_paths(state: ResetState, controls: torch.Tensor) -> dict[str, dict[s
     """Per engine ("rocketsim", "warp"): "pos" (ticks + 1, A, 3, 3) float64 positions of car 0, car 1 and the
     ball; "rot" (ticks + 1, A, 2, 3, 3) float64 cars' rotation matrices; "demolished" (ticks + 1, A, 2) bool;
     from the 1v1 `state` under controls (ticks, A, 2, 8), one tick a step."""
-    from rocketrl.sim.rocketsim import RocketSimEngine
-    from rocketrl.sim.warp.engine import WarpEngine
-
-    k = state.num_arenas
-    state.blue_first = torch.ones(k, dtype=torch.bool)
+    # Blue first in both engines: RocketSim resolves car-car contacts in the order cars were added.
+    state = dataclasses.replace(state, blue_first=torch.ones(state.num_arenas, dtype=torch.bool))
     out = {}
-    for name, engine in (
-        ("rocketsim", RocketSimEngine(k, 1, 1, tick_skip=1, stepping="serial")),
-        ("warp", WarpEngine(k, 1, 1, tick_skip=1)),
-    ):
-        try:
-            states = [engine.reset(torch.ones(k, dtype=torch.bool), state)]
-            for tick_controls in controls:
-                states.append(engine.step(tick_controls))
-        finally:
-            engine.close()
+    for name, states in tick_states(state, controls, orange_size=1).items():
         out[name] = {
             "pos": torch.stack([torch.cat([s.car_pos, s.ball_pos[:, None]], dim=1).double() for s in states]),
             "rot": torch.stack([rotation_matrices(s) for s in states]),
