@@ -20,13 +20,20 @@ the bytes a rollout bundle carries per agent-step. Prints one JSON object.
 
     python benchmarks/distributed_throughput.py [--arenas 16] [--updates 6] [--workers 1 2] [--quick]
                                                 [--network-gbps 10] [--out docs/distributed_throughput.json]
+                                                [--plot docs/distributed_throughput.png]
+    python benchmarks/distributed_throughput.py --plot-from docs/distributed_throughput.json --plot PNG
+
+`--plot` draws the measured rates and the model's curves (needs matplotlib, the `plot` extra); `--plot-from`
+draws them from an earlier report without measuring.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
+from pathlib import Path
 from tempfile import TemporaryDirectory
 
 import numpy as np
@@ -205,6 +212,74 @@ def model(per_core: float, ceilings: dict[str, float | None], bytes_per_step: fl
     return out
 
 
+def saturation(per_core: float, ceiling: float | None, network: float, workers: np.ndarray) -> np.ndarray:
+    """(W,) modelled agent-steps/s of `workers` 16-core workers: min(supply, learner ceiling, network)."""
+    rate = np.minimum(workers * CORES_PER_WORKER * per_core, network)
+    return rate if ceiling is None else np.minimum(rate, ceiling)
+
+
+def plot_report(report: dict, path: Path) -> None:
+    """Two panels as a PNG: the measured agent-steps/s on this machine (single process, 1..N workers, the CPU
+    learner's ceiling) and the model's throughput against the number of 16-core workers per learner."""
+    try:
+        import matplotlib
+    except ImportError as exc:
+        raise SystemExit("--plot needs matplotlib: pip install -e .[plot]") from exc
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    inputs = report["model"]["inputs"]
+    per_core = inputs["worker_agent_steps_per_s_per_core"]
+    network = inputs["network_ceiling_agent_steps_per_s"]
+    ceilings = inputs["learner_ceilings_agent_steps_per_s"]
+    fig, (measured, modelled) = plt.subplots(1, 2, figsize=(12, 4.6), gridspec_kw={"width_ratios": [1, 1.5]})
+
+    labels, rates, colours = [], [], []
+    for run in report["single"]:
+        labels.append(f"1 process\n{run['arenas']} arenas")
+        rates.append(run["agent_steps_per_s"])
+        colours.append("tab:gray")
+    for run in report["distributed"]:
+        plural = "s" if run["workers"] > 1 else ""
+        labels.append(f"{run['workers']} worker{plural}\n{run['arenas_per_worker']} arenas\neach")
+        rates.append(run["agent_steps_per_s"])
+        colours.append("tab:blue")
+    bars = measured.bar(range(len(rates)), rates, color=colours)
+    measured.bar_label(bars, labels=[f"{r:,}" for r in rates], fontsize=8)
+    measured.set_xticks(range(len(rates)), labels, fontsize=8)
+    measured.set_ylabel("agent-steps/s")
+    cpu_ceiling = ceilings.get("cpu")
+    measured.set_title(
+        f"measured on this machine ({report['machine'].get('cpus', '?')} cores)\n"
+        f"CPU learner alone could train {cpu_ceiling:,}/s",
+        fontsize=9,
+    )
+
+    workers = np.unique(np.round(np.logspace(0, np.log10(256), 200)).astype(int))
+    supply = workers * CORES_PER_WORKER * per_core
+    modelled.loglog(workers, supply, ":", color="tab:gray", label=f"workers' supply ({per_core:,}/s per core)")
+    modelled.axhline(network, color="tab:red", lw=0.8, ls="--", label=f"{inputs['network_gbps']:g} Gbit/s link")
+    styles = {"cpu": ("tab:blue", "CPU learner (measured ceiling)"), "gpu": ("tab:green", "GPU learner")}
+    gpu_device = str(report["ingest"][-1].get("device", ""))
+    gpu_measured = gpu_device.startswith("cuda") and "estimated" not in gpu_device
+    for name, ceiling in ceilings.items():
+        colour, label = styles.get(name, ("tab:purple", name))
+        if name == "gpu":
+            label += " (measured ceiling)" if gpu_measured else " (estimated ceiling)"
+        modelled.loglog(workers, saturation(per_core, ceiling, network, workers), color=colour, lw=2, label=label)
+        for row in report["model"].get(f"{name}_learner", []):
+            modelled.plot(row["workers"], row["agent_steps_per_s"], "o", color=colour)
+    modelled.set_xlabel(f"workers ({CORES_PER_WORKER} cores each)")
+    modelled.set_ylabel("agent-steps/s")
+    modelled.set_title("model: throughput = min(workers' supply, learner ceiling, link)", fontsize=9)
+    modelled.grid(True, which="both", alpha=0.3)
+    modelled.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--arenas", type=int, default=16, help="arenas per worker (and of the single run)")
@@ -220,7 +295,15 @@ def main() -> None:
     parser.add_argument("--h2d-gbps", type=float, default=10.0, help="host-to-GPU GB/s assumed without CUDA here")
     parser.add_argument("--quick", action="store_true", help="tiny settings, to check the script runs")
     parser.add_argument("--out", default=None)
+    parser.add_argument("--plot", type=Path, default=None, help="also draw the report as a PNG here (matplotlib)")
+    parser.add_argument("--plot-from", type=Path, default=None, help="no measuring: draw this earlier report")
     args = parser.parse_args()
+    if args.plot_from is not None:
+        if args.plot is None:
+            parser.error("--plot-from needs --plot PNG: where to draw it")
+        plot_report(json.loads(args.plot_from.read_text()), args.plot)
+        print(json.dumps({"plot": str(args.plot), "from": str(args.plot_from)}))
+        return
     if args.quick:
         args.arenas, args.updates, args.warmup, args.small = 2, 3, 1, True
         args.ceiling_workers, args.ceiling_rounds = 2, 1
@@ -241,7 +324,7 @@ def main() -> None:
     report = {
         "benchmark": "distributed_throughput",
         "machine": machine_info(),
-        "settings": {k: v for k, v in vars(args).items() if k != "out"},
+        "settings": {k: v for k, v in vars(args).items() if k not in ("out", "plot", "plot_from")},
         "single": single,
         "distributed": distributed,
         "ingest": [ingest_cpu, gpu],
@@ -252,6 +335,8 @@ def main() -> None:
         ),
     }
     emit_report(report, args.out)
+    if args.plot is not None:
+        plot_report(report, args.plot)
 
 
 if __name__ == "__main__":
