@@ -1,5 +1,6 @@
 """Contacts of one tick between cars: a car against the ball (Bullet's impulse plus RocketSim's extra
-"ball hit" impulse) and a car against a car (bumps and demolitions by RocketSim's rules). The ball against
+"ball hit" impulse) and a car against a car (bumps and demolitions by RocketSim's rules, the contact itself
+in rocketrl.sim.warp.car_car_box). The ball against
 the arena: rocketrl.sim.warp.collisions; a car's body against the arena: rocketrl.sim.warp.car_arena_box.
 """
 
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from rocketrl.sim.warp.car_car_box import PairState, pair_contacts, solve_pair
 from rocketrl.sim.warp.collisions import (
     BALL_INV_INERTIA,
 )
@@ -21,7 +23,6 @@ from rocketrl.sim.warp.constants import (
     CAR_INV_INERTIA,
     CAR_MASS,
     CARBALL_FRICTION,
-    CARCAR_RESTITUTION,
     DEMO_RESPAWN_TIME,
     HITBOX_HALF,
     HITBOX_OFFSET,
@@ -43,6 +44,10 @@ from rocketrl.sim.warp.layout import (
     I_SUPERSONIC,
     SimState,
 )
+
+PAIR_REACH = wp.constant(160.0)
+"""Hitbox centres farther apart (uu) than this cannot touch: twice the box's half diagonal (153.4) and a
+margin."""
 
 
 @wp.func
@@ -138,7 +143,10 @@ def demolish(s: SimState, a: int, victim: int, attacker: int):
 
 @wp.func
 def bump(s: SimState, a: int, i: int, j: int, contact: wp.vec3):
-    """Car i hitting car j (RocketSim's _BtCallback_OnCarCarCollision, one direction)."""
+    """Car i hitting car j at `contact` (a point on car i, world uu): RocketSim's
+    _BtCallback_OnCarCarCollision, one direction."""
+    if s.car_i[a, i, I_DEMOED] != 0 or s.car_i[a, j, I_DEMOED] != 0:
+        return
     if s.car_i[a, i, I_BUMP_OTHER] == j and s.car_f[a, i, F_BUMP_COOLDOWN] > 0.0:
         return
     pi = s.car_pos[a, i]
@@ -172,41 +180,39 @@ def bump(s: SimState, a: int, i: int, j: int, contact: wp.vec3):
 
 @wp.func
 def car_car_contact(s: SimState, a: int, i: int, j: int):
-    """Cars i and j: an approximate box-box test (each hitbox against the other's centre, padded by
-    its half height), a push apart with restitution 0.1, then bumps and demolitions both ways."""
+    """Cars i and j: their hitboxes' contact points (Bullet's box-box detector), RocketSim's bump and
+    demolition rules run at each point in turn (its contact callback), then Bullet's impulses between the
+    two (rocketrl.sim.warp.car_car_box)."""
     if s.car_i[a, i, I_DEMOED] != 0 or s.car_i[a, j, I_DEMOED] != 0:
         return
     qi = s.car_rot[a, i]
     qj = s.car_rot[a, j]
-    ci = s.car_pos[a, i] + wp.quat_rotate(qi, HITBOX_OFFSET)
-    cj = s.car_pos[a, j] + wp.quat_rotate(qj, HITBOX_OFFSET)
-    if wp.length(cj - ci) > 200.0:
+    pi = s.car_pos[a, i]
+    pj = s.car_pos[a, j]
+    if wp.length(pj + wp.quat_rotate(qj, HITBOX_OFFSET) - pi - wp.quat_rotate(qi, HITBOX_OFFSET)) > PAIR_REACH:
         return
-    pad = HITBOX_HALF[1]
-    on_i = box_closest(qi, ci, cj)
-    on_j = box_closest(qj, cj, ci)
-    dij = wp.length(cj - on_i)
-    dji = wp.length(ci - on_j)
-    if dij >= pad and dji >= pad:
+    contacts = pair_contacts(pi, qi, pj, qj, HITBOX_OFFSET, HITBOX_HALF)
+    if contacts.count == 0:
         return
-    n = wp.vec3(0.0, 0.0, 1.0)
-    depth = 0.0
-    if dij <= dji:
-        n = wp.normalize(cj - on_i + wp.vec3(1.0e-4, 0.0, 0.0))
-        depth = pad - dij
-    else:
-        n = wp.normalize(on_j - ci + wp.vec3(1.0e-4, 0.0, 0.0))
-        depth = pad - dji
-    contact_i = on_i
-    contact_j = on_j
-    bump(s, a, i, j, contact_i)
-    bump(s, a, j, i, contact_j)
-    vi = s.car_vel[a, i]
-    vj = s.car_vel[a, j]
-    vn = wp.dot(vj - vi, n)
-    if vn < 0.0:
-        jn = -(1.0 + CARCAR_RESTITUTION) * vn * 0.5
-        s.car_vel[a, i] = vi - n * jn
-        s.car_vel[a, j] = vj + n * jn
-    s.car_pos[a, i] = s.car_pos[a, i] - n * (0.5 * depth)
-    s.car_pos[a, j] = s.car_pos[a, j] + n * (0.5 * depth)
+    for k in range(contacts.count):
+        on_j = contacts.on_second[k]
+        bump(s, a, i, j, on_j + contacts.normal * contacts.depth[k])
+        bump(s, a, j, i, on_j)
+    st = PairState()
+    st.vel_i = s.car_vel[a, i]
+    st.ang_i = s.car_ang[a, i]
+    st.pos_i = pi
+    st.rot_i = qi
+    st.vel_j = s.car_vel[a, j]
+    st.ang_j = s.car_ang[a, j]
+    st.pos_j = pj
+    st.rot_j = qj
+    st = solve_pair(st, contacts)
+    s.car_vel[a, i] = st.vel_i
+    s.car_ang[a, i] = st.ang_i
+    s.car_pos[a, i] = st.pos_i
+    s.car_rot[a, i] = st.rot_i
+    s.car_vel[a, j] = st.vel_j
+    s.car_ang[a, j] = st.ang_j
+    s.car_pos[a, j] = st.pos_j
+    s.car_rot[a, j] = st.rot_j

@@ -159,6 +159,8 @@ CAR_TORQUE_SCALE = wp.constant(2.0 * 3.14159265358979 / 65536.0 * 1000.0)
 CARWORLD_RESTITUTION = wp.constant(0.3)
 CARBALL_FRICTION = wp.constant(2.0)
 CARCAR_RESTITUTION = wp.constant(0.1)
+CARCAR_FRICTION = wp.constant(0.09)
+"""RocketSim's CARCAR_COLLISION_FRICTION, which its contact callback sets on every car-car point."""
 BALL_CAR_EXTRA_Z_SCALE = wp.constant(0.35)
 BALL_CAR_EXTRA_FORWARD_SCALE = wp.constant(0.65)
 BALL_CAR_EXTRA_MAX_DELTA = wp.constant(4600.0)
