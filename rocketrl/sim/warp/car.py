@@ -75,9 +75,11 @@ from rocketrl.sim.warp.layout import (
     F_DODGE_X,
     F_DODGE_Y,
     F_FLIP_TIME,
+    F_FORCE_DV,
     F_HANDBRAKE,
     F_JUMP_TIME,
     F_STEER_ANGLE,
+    F_TORQUE_DW,
     I_AUTOFLIP,
     I_GROUND,
     I_HAS_DOUBLE_JUMPED,
@@ -317,7 +319,9 @@ def car_pre_tick(s: SimState, a: int, c: int):
         handbrake_in,
         handbrake,
     )
+    torque_dw = wp.vec3(0.0)
     if not on_ground:
+        ang_before = ang
         ang = air_control(
             ang,
             fwd,
@@ -332,6 +336,7 @@ def car_pre_tick(s: SimState, a: int, c: int):
             s.car_f[a, c, F_DODGE_Y],
             wheels == 0,
         )
+        torque_dw = ang - ang_before
         if throttle != 0.0:
             accel = accel + fwd * (throttle * THROTTLE_AIR_ACCEL)
 
@@ -399,7 +404,9 @@ def car_pre_tick(s: SimState, a: int, c: int):
                 vel = wp.vec3(vel[0], vel[1], vel[2] * (1.0 - FLIP_Z_DAMP_120))
 
     if throttle != 0.0 and wheels > 0 and wheels < 4:
+        ang_before = ang
         accel, ang = wheel_auto_roll(fwd, right, ground_up(hits, up), ang, accel)
+        torque_dw = torque_dw + (ang - ang_before)
     vel, ang = apply_wheel_impulses(s, a, c, hits, pos, q, up, vel0, ang0, friction, vel, ang)
 
     # Boost (RocketSim's Car::_UpdateBoost): once started it lasts at least BOOST_MIN_TIME, while boost lasts.
@@ -421,6 +428,9 @@ def car_pre_tick(s: SimState, a: int, c: int):
         boost_time = 0.0
 
     vel = vel + accel * dt
+    for k in range(3):
+        s.car_f[a, c, F_FORCE_DV + k] = accel[k] * dt
+        s.car_f[a, c, F_TORQUE_DW + k] = torque_dw[k]
 
     s.car_vel[a, c] = vel
     s.car_ang[a, c] = ang

@@ -1,48 +1,72 @@
 """A car's hitbox against the arena: the Octane box against RocketSim's four planes and the soccar collision
 meshes, with Bullet's contact response.
 
-Contacts (rebuilt every tick from the pose at the tick's start): a box corner within CONTACT_REACH of a
-plane is a point on it; a mesh triangle near the box is tested on the 13 separating axes of a box and a
-triangle (3 box faces, the triangle's normal, 9 edge pairs), and the axis of least penetration gives the
-normal (from the triangle towards the box). Along the triangle's normal every box corner over the triangle
-and within reach is a point; along any other axis the one deepest feature is. At most MAX_BOX_POINTS
-points are kept, the deepest.
+Planes: Bullet's points, kept from tick to tick (rocketrl.sim.warp.car_plane_manifold): each tick the box
+vertex deepest along a plane's normal, within CONTACT_REACH (Bullet's contact breaking threshold for the
+car), joins the car's manifold with that plane, whose older points are refreshed or dropped.
+Meshes (rebuilt every tick from the pose at the tick's start): a mesh triangle near the box is tested on
+the 13 separating axes of a box and a triangle (3 box faces, the triangle's normal, 9 edge pairs), and the
+axis of least penetration gives the normal (from the triangle towards the box). Along the triangle's
+normal every box corner over the triangle and within MESH_CONTACT_REACH is a point; along any other axis
+the one deepest feature is. At most MAX_BOX_POINTS points are kept, the deepest.
 
 Response, as Bullet's sequential impulse solver with RocketSim's settings and car-world material
-(restitution 0.3, friction 0.3): per point a normal impulse aiming at restitution x the approach speed
-(before this tick's gravity; none under RESTITUTION_MIN_SPEED), whatever the point's gap, as RocketSim's
+(restitution 0.3, friction 0.3): a kept plane point starts from 0.85 of the normal impulse it ended the
+last tick with (warm start); per point a normal impulse aiming at restitution x the approach speed, taken
+from the velocities before this tick's forces and torques (gravity, boost, jump, air control: Bullet
+integrates those in its solver; none under RESTITUTION_MIN_SPEED), whatever the point's gap, as RocketSim's
 Bullet sets up contacts; a penetration is recovered by moving the car (split impulse, 80% per tick, at any
 depth: RocketSim sets the split threshold out of reach); one friction direction per point, along its
-sliding velocity, within 0.3 x its normal impulse; SOLVER_ITERATIONS sweeps, normals then friction.
-Bullet finds its points with GJK and EPA on a box with 2 uu rounded edges, keeps them in a manifold from
-tick to tick and warm-starts their impulses (x 0.85); this model does none of that.
+sliding velocity, within 0.3 x its normal impulse, never warm-started (RocketSim's Bullet); SOLVER_ITERATIONS
+sweeps, normals then friction. Bullet finds its mesh points with GJK and EPA on a box with 2 uu rounded
+edges, one per triangle and tick, and keeps them as it keeps the plane points; this model does not.
 """
 
 from __future__ import annotations
 
 import warp as wp
 
+from rocketrl.sim.warp.car_plane_manifold import add_plane_point, clear_planes, point_vec, refresh_plane
 from rocketrl.sim.warp.collisions import mesh_in_reach
 from rocketrl.sim.warp.constants import (
     CAR_INV_INERTIA,
     CAR_MASS,
     CARWORLD_RESTITUTION,
-    GRAVITY_Z,
     HITBOX_HALF,
     HITBOX_OFFSET,
     RESTITUTION_MIN_SPEED,
     TICK_TIME,
 )
-from rocketrl.sim.warp.layout import F_CONTACT_NX, F_CONTACT_NY, F_CONTACT_NZ, I_WORLD_CONTACT, SimState
+from rocketrl.sim.warp.layout import (
+    F_CONTACT_NX,
+    F_CONTACT_NY,
+    F_CONTACT_NZ,
+    F_FORCE_DV,
+    F_TORQUE_DW,
+    I_WORLD_CONTACT,
+    MANIFOLD_POINTS,
+    P_DISTANCE,
+    P_IMPULSE,
+    P_LOCAL,
+    SimState,
+)
 from rocketrl.sim.warp.wheel_rays import plane_normal, plane_point
 
 MAX_BOX_POINTS = wp.constant(8)
 BoxRows = wp.types.matrix(shape=(8, 3), dtype=wp.float32)
 """One 3-vector per contact point."""
 BoxValues = wp.types.vector(length=8, dtype=wp.float32)
-CONTACT_REACH = wp.constant(1.8)
-"""Gap (uu) within which a point is a contact: Bullet's contact breaking threshold for the car (0.02 x its
-bounding sphere's radius in 50 uu units)."""
+BoxRowsIndex = wp.types.vector(length=8, dtype=wp.int32)
+WARMSTART = wp.constant(0.85)
+"""Share of a kept point's last normal impulse the solver starts from (Bullet's m_warmstartingFactor)."""
+CONTACT_REACH = wp.constant(2.0334)
+"""Gap (uu) within which a point is a contact: Bullet's contact breaking threshold for the car, 0.02 x its
+compound shape's angular motion disc (the box's bounding-sphere radius 1.534 plus the hitbox offset's
+length 0.499, in 50 uu units). A car falling corner first onto the floor meets it in RocketSim 1.89 uu up."""
+MESH_CONTACT_REACH = wp.constant(1.8)
+"""The gap the approximate mesh contact starts at. Starting it at CONTACT_REACH, as Bullet does, made the
+back-wall cases of the car_wall report part sooner and further (1.3 -> 1.8 uu and 28 -> 364 uu at 4 s):
+with all corners answered at once, an earlier start costs more than it gains."""
 CARWORLD_FRICTION = wp.constant(0.3)
 SPLIT_ERP = wp.constant(0.8)
 """Share of a penetration recovered per tick by moving the car (RocketSim's m_erp2)."""
@@ -60,27 +84,31 @@ class BoxContacts:
     """Unit normal from the arena towards the car."""
     gap: BoxValues
     """Signed distance (uu; negative: penetration)."""
+    warm: BoxValues
+    """Normal impulse the solver starts from (Bullet's warm start: 0.85 of a kept point's last impulse)."""
+    row: BoxRowsIndex
+    """The point's row in the car's plane manifolds (car_plane_manifold), -1 for a mesh point."""
 
 
 @wp.func
-def add_point(box: BoxContacts, offset: wp.vec3, normal: wp.vec3, gap: float) -> BoxContacts:
+def add_point(box: BoxContacts, offset: wp.vec3, normal: wp.vec3, gap: float, warm: float, row: int) -> BoxContacts:
     """box with the point added, or replacing its shallowest point if full and the new one is deeper."""
     out = box
+    slot = out.count
     if out.count < MAX_BOX_POINTS:
-        i = out.count
-        out.offset[i] = offset
-        out.normal[i] = normal
-        out.gap[i] = gap
         out.count = out.count + 1
-        return out
-    worst = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
-    for i in range(MAX_BOX_POINTS):
-        if out.gap[i] > out.gap[worst]:
-            worst = i
-    if gap < out.gap[worst]:
-        out.offset[worst] = offset
-        out.normal[worst] = normal
-        out.gap[worst] = gap
+    else:
+        slot = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
+        for i in range(MAX_BOX_POINTS):
+            if out.gap[i] > out.gap[slot]:
+                slot = i
+        if gap >= out.gap[slot]:
+            return out
+    out.offset[slot] = offset
+    out.normal[slot] = normal
+    out.gap[slot] = gap
+    out.warm[slot] = warm
+    out.row[slot] = row
     return out
 
 
@@ -141,7 +169,7 @@ def triangle_points(
     best, normal = separation(centre, axes, v0, v1, v2, tri_n)
     # best only grows over the axes and a triangle gives no point once it reaches CONTACT_REACH, so a
     # triangle already that far along its own normal or a box axis is done (most near a car on a wall).
-    if best >= CONTACT_REACH:
+    if best >= MESH_CONTACT_REACH:
         return box
     along_face = int(1)  # noqa: UP018 (a variable for Warp, not a constant)
     for i in range(3):
@@ -150,7 +178,7 @@ def triangle_points(
             best = gap
             normal = n
             along_face = 0
-    if best >= CONTACT_REACH:
+    if best >= MESH_CONTACT_REACH:
         return box
     edges = wp.matrix_from_rows(v1 - v0, v2 - v1, v0 - v2)
     for i in range(3):
@@ -164,7 +192,7 @@ def triangle_points(
                     normal = n
                     along_face = 0
     out = box
-    if best >= CONTACT_REACH:
+    if best >= MESH_CONTACT_REACH:
         return out
     if along_face != 0:
         plane = wp.dot(v0, normal)
@@ -172,8 +200,8 @@ def triangle_points(
         for k in range(8):
             corner = box_corner(centre, axes, k)
             gap = wp.dot(corner, normal) - plane
-            if gap < CONTACT_REACH and inside_triangle(corner, v0, v1, v2, normal):
-                out = add_point(out, corner - pos, normal, gap)
+            if gap < MESH_CONTACT_REACH and inside_triangle(corner, v0, v1, v2, normal):
+                out = add_point(out, corner - pos, normal, gap, 0.0, -1)
                 found = found + 1
         if found > 0:
             return out
@@ -189,7 +217,7 @@ def triangle_points(
         if wp.dot(v2, normal) > wp.dot(deepest, normal):
             deepest = v2
         support = deepest + normal * best
-    return add_point(out, support - pos, normal, best)
+    return add_point(out, support - pos, normal, best, 0.0, -1)
 
 
 @wp.func
@@ -214,20 +242,26 @@ def box_may_touch(s: SimState, centre: wp.vec3, axes: wp.mat33) -> bool:
 
 
 @wp.func(inline=True)  # one call site; inlined, its caller's SimState is not copied again per call
-def find_box_contacts(s: SimState, pos: wp.vec3, q: wp.quat, centre: wp.vec3, axes: wp.mat33) -> BoxContacts:
-    """The hitbox's contact points with the arena planes and meshes for a car at pos (uu), orientation q,
-    hitbox centre `centre` and box_axes `axes`."""
+def find_box_contacts(
+    s: SimState, a: int, c: int, pos: wp.vec3, q: wp.quat, centre: wp.vec3, axes: wp.mat33
+) -> BoxContacts:
+    """Car c's hitbox contact points with the arena planes (its kept plane manifolds, refreshed, and this
+    tick's point of each) and the meshes, for the car at pos (uu), orientation q, hitbox centre `centre`
+    and box_axes `axes`."""
     box = BoxContacts()
     box.count = 0
     for plane in range(4):
+        count = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
+        if s.car_plane_count[a, c, plane] > 0:
+            count = refresh_plane(s, a, c, plane, pos, q, CONTACT_REACH)
+        if add_plane_point(s, a, c, plane, pos, q, centre, CONTACT_REACH) >= 0:
+            count = s.car_plane_count[a, c, plane]
         n = plane_normal(plane)
-        o = plane_point(plane)
-        if wp.dot(centre - o, n) - box_radius(axes, n) < CONTACT_REACH:
-            for k in range(8):
-                corner = box_corner(centre, axes, k)
-                gap = wp.dot(corner - o, n)
-                if gap < CONTACT_REACH:
-                    box = add_point(box, corner - pos, n, gap)
+        for k in range(count):
+            row = plane * MANIFOLD_POINTS + k
+            offset = wp.quat_rotate(q, point_vec(s, a, c, row, P_LOCAL))
+            warm = s.car_plane_points[a, c, row, P_IMPULSE] * WARMSTART
+            box = add_point(box, offset, n, s.car_plane_points[a, c, row, P_DISTANCE], warm, row)
     if s.plane_only_cars == 0 and mesh_in_reach(s, centre):
         reach = wp.vec3(box_radius(axes, wp.vec3(1.0, 0.0, 0.0)), box_radius(axes, wp.vec3(0.0, 1.0, 0.0)), 0.0)
         reach = wp.vec3(reach[0], reach[1], box_radius(axes, wp.vec3(0.0, 0.0, 1.0))) + wp.vec3(CONTACT_REACH)
@@ -272,12 +306,13 @@ def car_arena_box_contact(s: SimState, a: int, c: int):
         resolve_box_contacts(s, a, c, pos, q, centre, axes)
     else:
         s.car_i[a, c, I_WORLD_CONTACT] = 0
+        clear_planes(s, a, c)  # every kept point is out of reach: Bullet's refresh would drop them all
 
 
 @wp.func(inline=False)  # large: kept out of the step kernel, which calls it only for a car near the arena
 def resolve_box_contacts(s: SimState, a: int, c: int, pos: wp.vec3, q: wp.quat, centre: wp.vec3, axes: wp.mat33):
     """car_arena_box_contact's work for a car whose hitbox may touch the arena (box_may_touch)."""
-    box = find_box_contacts(s, pos, q, centre, axes)
+    box = find_box_contacts(s, a, c, pos, q, centre, axes)
     s.car_i[a, c, I_WORLD_CONTACT] = int(box.count > 0)
     if box.count == 0:
         return
@@ -287,7 +322,10 @@ def resolve_box_contacts(s: SimState, a: int, c: int, pos: wp.vec3, q: wp.quat, 
     s.car_f[a, c, F_CONTACT_NZ] = n0[2]
     v = s.car_vel[a, c]
     w = s.car_ang[a, c]
-    before_gravity = v - wp.vec3(0.0, 0.0, GRAVITY_Z * TICK_TIME)
+    # Restitution sees the velocities before this tick's forces and torques, which Bullet integrates in its
+    # solver (RocketSim's Bullet: getVelocityInLocalPoint of the body before the solve).
+    v_pre = v - wp.vec3(s.car_f[a, c, F_FORCE_DV], s.car_f[a, c, F_FORCE_DV + 1], s.car_f[a, c, F_FORCE_DV + 2])
+    w_pre = w - wp.vec3(s.car_f[a, c, F_TORQUE_DW], s.car_f[a, c, F_TORQUE_DW + 1], s.car_f[a, c, F_TORQUE_DW + 2])
     rhs = BoxValues()
     push_rhs = BoxValues()
     inv_n = BoxValues()
@@ -299,7 +337,7 @@ def resolve_box_contacts(s: SimState, a: int, c: int, pos: wp.vec3, q: wp.quat, 
         n = box.normal[i]
         rn = wp.cross(r, n)
         inv_n[i] = 1.0 / (1.0 / CAR_MASS + wp.dot(rn, inv_inertia_world(q, rn)))
-        approach = wp.dot(n, before_gravity + wp.cross(w, r))
+        approach = wp.dot(n, v_pre + wp.cross(w_pre, r))
         restitution = float(0.0)  # noqa: UP018 (a variable for Warp, not a constant)
         if wp.abs(approach) >= RESTITUTION_MIN_SPEED:
             restitution = wp.max(-CARWORLD_RESTITUTION * approach, 0.0)
@@ -312,12 +350,17 @@ def resolve_box_contacts(s: SimState, a: int, c: int, pos: wp.vec3, q: wp.quat, 
         tangent[i] = t
         rt = wp.cross(r, t)
         inv_t[i] = 1.0 / (1.0 / CAR_MASS + wp.dot(rt, inv_inertia_world(q, rt)))
-        rhs_t[i] = -(wp.dot(t, v) + wp.dot(rt, w)) * inv_t[i]
+        rhs_t[i] = -(wp.dot(t, v) + wp.dot(rt, w_pre)) * inv_t[i]  # Bullet: the angular part without the torque
     applied = BoxValues()
     applied_t = BoxValues()
     applied_push = BoxValues()
     dv = wp.vec3(0.0)
     dw = wp.vec3(0.0)
+    for i in range(box.count):
+        if box.warm[i] != 0.0:
+            applied[i] = box.warm[i]
+            dv = dv + box.normal[i] * (box.warm[i] / CAR_MASS)
+            dw = dw + inv_inertia_world(q, wp.cross(box.offset[i], box.normal[i]) * box.warm[i])
     pv = wp.vec3(0.0)
     pw = wp.vec3(0.0)
     for _it in range(SOLVER_ITERATIONS):
@@ -348,6 +391,9 @@ def resolve_box_contacts(s: SimState, a: int, c: int, pos: wp.vec3, q: wp.quat, 
                 applied_t[i] = total
                 dv = dv + t * (step / CAR_MASS)
                 dw = dw + inv_inertia_world(q, rt * step)
+    for i in range(box.count):
+        if box.row[i] >= 0:
+            s.car_plane_points[a, c, box.row[i], P_IMPULSE] = applied[i]
     s.car_vel[a, c] = v + dv
     s.car_ang[a, c] = w + dw
     if pv[0] != 0.0 or pv[1] != 0.0 or pv[2] != 0.0:

@@ -51,6 +51,7 @@ from rocketrl.sim.warp.layout import (
     NUM_CAR_EVENTS,
     NUM_CAR_F,
     NUM_CAR_I,
+    PLANE_POINT_FLOATS,
     SimState,
     pad_grid,
 )
@@ -169,13 +170,18 @@ class WarpEngine(Engine):
             "ball_manifold_object": torch.full((a, BALL_MANIFOLDS), -1, **i32),
             "ball_manifold_count": torch.zeros(a, BALL_MANIFOLDS, **i32),
             "ball_contacts": torch.zeros(a, BALL_MANIFOLDS * MANIFOLD_POINTS, CONTACT_FLOATS, **f32),
+            "car_plane_count": torch.zeros(a, n, 4, **i32),
+            "car_plane_points": torch.zeros(a, n, 4 * MANIFOLD_POINTS, PLANE_POINT_FLOATS, **f32),
         }
         self.t["car_rot"][..., 3] = 1.0
         vec_dtypes = {"car_rot": wp.quat, "pads": wp.vec4}
         self._sim = SimState()
         for name, tensor in self.t.items():
             dtype = vec_dtypes.get(name, wp.vec3 if tensor.shape[-1] == 3 and tensor.dtype == torch.float32 else None)
-            if name in ("car_f", "car_i", "controls", "ev_car", "scores", "car_team", "pad_timer", "pad_active"):
+            if name in (
+                "car_f", "car_i", "controls", "ev_car", "scores", "car_team", "pad_timer", "pad_active",
+                "car_plane_count", "car_plane_points",
+            ):  # fmt: skip
                 dtype = None
             if name in ("tick", "goal_latch", "ev_goal", "ev_last_touch"):
                 dtype = None
@@ -294,6 +300,7 @@ class WarpEngine(Engine):
         t["car_up"][rows] = matrix[..., 2]
         t["ball_cache"][rows] = 0.0
         t["car_cache"][rows] = 0.0
+        t["car_plane_count"][rows] = 0
         car_f = torch.zeros(len(rows), self.num_cars, NUM_CAR_F, dtype=torch.float32, device=dev)
         car_f[..., F_BOOST] = state.car_boost.to(dev, torch.float32)
         t["car_f"][rows] = car_f

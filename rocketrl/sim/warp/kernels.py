@@ -9,6 +9,7 @@ from rocketrl.sim.warp import layout
 from rocketrl.sim.warp.car import car_pre_tick
 from rocketrl.sim.warp.car_arena_box import car_arena_box_contact
 from rocketrl.sim.warp.car_contacts import car_ball_contact, car_car_contact
+from rocketrl.sim.warp.car_plane_manifold import clear_planes
 from rocketrl.sim.warp.collisions import ball_arena_contact
 from rocketrl.sim.warp.constants import (
     BALL_DRAG,
@@ -93,6 +94,7 @@ def respawn(s: SimState, a: int, c: int, tick: int):
     s.car_f[a, c, F_BOOST] = SPAWN_BOOST
     s.car_i[a, c, I_BUMP_OTHER] = -1
     s.car_i[a, c, I_LAST_HIT_TICK] = -10
+    clear_planes(s, a, c)
 
 
 @wp.func

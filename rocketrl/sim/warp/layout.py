@@ -34,7 +34,12 @@ F_BRAKE = 18  # brake amount of each wheel in [0, 1]
 F_LAT_FRICTION = 19  # 4 columns, wheel k at F_LAT_FRICTION + k: lateral friction factor
 F_LONG_FRICTION = 23  # 4 columns: longitudinal friction factor
 F_PUSHBACK = 27  # 4 columns: extra suspension impulse of a wheel pressed past its rest (uu/s x car mass)
-NUM_CAR_F = 31
+# What this tick's forces and torques (gravity, boost, throttle in the air, jump, air control, auto-roll)
+# added to the car's velocities: Bullet integrates them inside its solver, so a contact's restitution
+# sees the velocities without them (rocketrl.sim.warp.car_arena_box).
+F_FORCE_DV = 31  # 3 columns: linear (uu/s)
+F_TORQUE_DW = 34  # 3 columns: angular (rad/s)
+NUM_CAR_F = 37
 
 # car_i columns (int32 flags / counters).
 I_GROUND = 0
@@ -94,11 +99,19 @@ C_NORMAL = 3  # 3 floats
 C_DISTANCE = 6
 CONTACT_FLOATS = 7
 
+# Car-plane contact manifolds (rocketrl.sim.warp.car_plane_manifold): car_plane_points columns.
+P_LOCAL = 0  # 3 floats: the point on the car, body axes, relative to the car origin (uu)
+P_ON_PLANE = 3  # 3 floats: the point on the plane (world uu)
+P_IMPULSE = 6  # normal impulse the point ended its last tick with
+P_DISTANCE = 7  # signed distance at the latest refresh (uu)
+PLANE_POINT_FLOATS = 8
+
 # Make the column numbers usable inside kernels.
 for _name, _value in list(globals().items()):
-    if (_name[:2] in ("F_", "I_", "E_", "C_") or _name in ("BALL_MANIFOLDS", "MANIFOLD_POINTS")) and isinstance(
-        _value, int
-    ):
+    if (
+        _name[:2] in ("F_", "I_", "E_", "C_", "P_")
+        or _name in ("BALL_MANIFOLDS", "MANIFOLD_POINTS", "PLANE_POINT_FLOATS")
+    ) and isinstance(_value, int):
         globals()[_name] = wp.constant(_value)
 
 
@@ -167,6 +180,10 @@ class SimState:
     """(A, BALL_MANIFOLDS * MANIFOLD_POINTS, CONTACT_FLOATS) scratch: the manifolds' points, C_OFFSET the
     point on the ball relative to its centre (uu), C_NORMAL the unit normal from the arena, C_DISTANCE the
     signed gap (uu)."""
+    car_plane_count: wp.array3d(dtype=int)
+    """(A, C, 4) points in each car's contact manifold with each arena plane (car_plane_manifold)."""
+    car_plane_points: wp.array4d(dtype=float)
+    """(A, C, 4 * MANIFOLD_POINTS, PLANE_POINT_FLOATS) those manifolds' points, columns P_*."""
     arena_mesh: wp.uint64
     """Id of the soccar collision mesh (rocketrl.sim.warp.arena_mesh), triangles in uu."""
     arena_face_part: wp.array(dtype=int)
