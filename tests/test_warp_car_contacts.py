@@ -42,11 +42,11 @@ def test_a_car_hits_a_ball_at_rest_the_same_way(meetings) -> None:
     names, paths = meetings
     i = names.index("hit_rolling_ball")
     err = parity.errors_at(paths, ticks=120)  # 1 s: the hit happened a few ticks before
-    assert float(err["position"][i, 0]) < 1.0  # the car
-    assert float(err["position"][i, 2]) < 5.0  # the ball, after travelling hundreds of uu
-    # 1.07% of the ball's path at 1 s today: within the car-hit measures' 5% bound (benchmarks/parity.py),
-    # short of the 1% the cars are held to.
-    assert float(err["relative"][i, 2]) < 0.02
+    # Measured: the car 0.04 uu, the ball 0.54 uu (0.18% of its path) at 1 s, with Bullet's rounded box, its
+    # contact threshold and the solver's iterations (before them: 0.42 uu, 3.3 uu, 1.07%).
+    assert float(err["position"][i, 0]) < 0.1  # the car
+    assert float(err["position"][i, 2]) < 1.0  # the ball, after travelling hundreds of uu
+    assert float(err["relative"][i, 2]) < 0.01  # within 1% of the ball's path, as the cars are held
 
 
 def test_bumps_follow_rocketsim_through_the_box_box_contact(meetings) -> None:

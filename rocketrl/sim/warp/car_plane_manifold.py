@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from rocketrl.sim.warp.constants import HITBOX_HALF
+from rocketrl.sim.warp.constants import HITBOX_COLLIDED
 from rocketrl.sim.warp.layout import (
     MANIFOLD_POINTS,
     P_DISTANCE,
@@ -121,13 +121,13 @@ def add_plane_point(
     plane's normal, added to the manifold when within `reach`. Returns the row it took, -1 for none."""
     n = plane_normal(plane)
     inward = wp.quat_rotate_inv(q, -n)
-    vertex = wp.vec3(HITBOX_HALF[0], HITBOX_HALF[1], HITBOX_HALF[2])
+    vertex = wp.vec3(HITBOX_COLLIDED[0], HITBOX_COLLIDED[1], HITBOX_COLLIDED[2])
     if inward[0] < 0.0:
-        vertex[0] = -HITBOX_HALF[0]
+        vertex[0] = -HITBOX_COLLIDED[0]
     if inward[1] < 0.0:
-        vertex[1] = -HITBOX_HALF[1]
+        vertex[1] = -HITBOX_COLLIDED[1]
     if inward[2] < 0.0:
-        vertex[2] = -HITBOX_HALF[2]
+        vertex[2] = -HITBOX_COLLIDED[2]
     world = centre + wp.quat_rotate(q, vertex)
     distance = wp.dot(world - plane_point(plane), n)
     if distance >= reach:

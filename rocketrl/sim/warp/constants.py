@@ -41,6 +41,15 @@ CAR_MASS = wp.constant(180.0)
 HITBOX_HALF = wp.constant(wp.vec3(60.2535, 43.3497, 19.32955))
 """Octane hitbox half extents (full size 120.507 x 86.6994 x 38.6591)."""
 HITBOX_OFFSET = wp.constant(wp.vec3(13.8757, 0.0, 20.755))
+HITBOX_MARGIN = wp.constant(0.1 * 19.32955)
+"""Bullet's collision margin of the hitbox box (uu): a tenth of its smallest half extent, as btBoxShape
+lowers its default 0.04 (2 uu) for a thin box."""
+HITBOX_CORE = wp.constant(wp.vec3(60.2535 - 2.0, 43.3497 - 2.0, 19.32955 - 2.0))
+"""The box inside the margin (uu): btBoxShape takes its implicit dimensions with the default 0.04 margin
+before it lowers the margin, so the box Bullet collides (HITBOX_CORE + HITBOX_MARGIN) is 0.067 uu smaller
+on every side than the hitbox."""
+HITBOX_COLLIDED = wp.constant(wp.vec3(60.2535 - 2.0 + 1.932955, 43.3497 - 2.0 + 1.932955, 19.32955 - 2.0 + 1.932955))
+"""Half extents (uu) of the box Bullet collides: its box-box detector's and its support vertices'."""
 INERTIA_BOX_SHRINK = 2.0 * 50.0 * (0.04 - 0.1 * 38.6591 / 2.0 / 50.0)
 """How much smaller (uu) each side of the box is whose inertia Bullet gives the car: its box shape's
 margin drops from 0.04 to a tenth of the smallest half extent (Bullet units), and the inertia is taken

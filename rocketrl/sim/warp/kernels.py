@@ -8,7 +8,8 @@ import warp as wp
 from rocketrl.sim.warp import layout
 from rocketrl.sim.warp.car import car_pre_tick
 from rocketrl.sim.warp.car_arena_box import car_arena_box_contact
-from rocketrl.sim.warp.car_contacts import car_ball_contact, car_car_contact
+from rocketrl.sim.warp.car_ball import car_ball_contact
+from rocketrl.sim.warp.car_contacts import car_car_contact
 from rocketrl.sim.warp.car_plane_manifold import clear_planes
 from rocketrl.sim.warp.collisions import ball_arena_contact
 from rocketrl.sim.warp.constants import (
