@@ -34,8 +34,6 @@ from rocketrl.sim.warp.constants import (
     CAR_AUTOFLIP_ROLL_THRESH,
     CAR_AUTOFLIP_TIME,
     CAR_AUTOFLIP_TORQUE,
-    CAR_AUTOROLL_ACCEL,
-    CAR_AUTOROLL_FORCE,
     CAR_MAX_SPEED,
     CAR_TORQUE_SCALE,
     DODGE_DEADZONE,
@@ -200,14 +198,11 @@ def dodge_impulse(forward_speed: float, fwd: wp.vec3, pitch: float, yaw: float, 
 
 
 @wp.func
-def auto_recover(s: SimState, a: int, c: int, jump_pressed: bool, throttle: float, roll_on_contact: bool):
-    """Auto-flip and auto-roll of car c for one tick (RocketSim's Car::_UpdateAutoFlip/_UpdateAutoRoll).
-
-    Only while the car touches the arena without standing on it (I_WORLD_CONTACT, normal F_CONTACT_N*):
-    jump pressed with the surface below (n.z > 1/sqrt 2) and |roll| > 2.8 rad starts an auto-flip, a
-    200 uu/s push along -up and 50 rad/s^2 about the forward axis for 0.4 |roll| / pi s; throttle held
-    pushes the car at 100 uu/s^2 onto the surface and turns its up axis towards the surface normal (unless
-    roll_on_contact is False: the wheel model rolls a car with wheels on the ground itself)."""
+def auto_recover(s: SimState, a: int, c: int, jump_pressed: bool):
+    """Auto-flip of car c for one tick (RocketSim's Car::_UpdateAutoFlip): while the car touches the arena
+    without standing on it (I_WORLD_CONTACT, normal F_CONTACT_N*), jump pressed with the surface below
+    (n.z > 1/sqrt 2) and |roll| > 2.8 rad starts an auto-flip, a 200 uu/s push along -up and 50 rad/s^2
+    about the forward axis for 0.4 |roll| / pi s. Auto-roll is part of car_pre_tick."""
     dt = TICK_TIME
     q = s.car_rot[a, c]
     fwd = wp.quat_rotate(q, wp.vec3(1.0, 0.0, 0.0))
@@ -235,13 +230,6 @@ def auto_recover(s: SimState, a: int, c: int, jump_pressed: bool, throttle: floa
         else:
             ang = ang + fwd * (CAR_AUTOFLIP_TORQUE * s.car_f[a, c, F_AUTOFLIP_DIR] * dt)
             s.car_f[a, c, F_AUTOFLIP_TIME] = t - dt
-    if contact and throttle != 0.0 and roll_on_contact:
-        vel = vel - n * (CAR_AUTOROLL_FORCE * dt)
-        axis = wp.cross(up, n)
-        if wp.length(axis) > 1.0e-4:
-            ang = ang + wp.normalize(axis) * (CAR_AUTOROLL_ACCEL * dt)
-        elif wp.dot(up, n) < 0.0:
-            ang = ang + fwd * (CAR_AUTOROLL_ACCEL * dt)
     s.car_vel[a, c] = vel
     s.car_ang[a, c] = ang
 
@@ -403,9 +391,15 @@ def car_pre_tick(s: SimState, a: int, c: int):
             if flip_time >= FLIP_Z_DAMP_START and (vel[2] < 0.0 or flip_time < FLIP_Z_DAMP_END):
                 vel = wp.vec3(vel[0], vel[1], vel[2] * (1.0 - FLIP_Z_DAMP_120))
 
-    if throttle != 0.0 and wheels > 0 and wheels < 4:
+    # Auto-roll (RocketSim's Car::_UpdateAutoRoll), with throttle held: towards the wheels' contacts with one
+    # to three wheels down, else towards the surface the body touched last tick.
+    world_contact = s.car_i[a, c, I_WORLD_CONTACT] != 0
+    if throttle != 0.0 and ((wheels > 0 and wheels < 4) or world_contact):
+        surface_up = ground_up(hits, up)
+        if wheels == 0:
+            surface_up = wp.vec3(s.car_f[a, c, F_CONTACT_NX], s.car_f[a, c, F_CONTACT_NY], s.car_f[a, c, F_CONTACT_NZ])
         ang_before = ang
-        accel, ang = wheel_auto_roll(fwd, right, ground_up(hits, up), ang, accel)
+        accel, ang = wheel_auto_roll(fwd, right, surface_up, ang, accel)
         torque_dw = torque_dw + (ang - ang_before)
     vel, ang = apply_wheel_impulses(s, a, c, hits, pos, q, up, vel0, ang0, friction, vel, ang)
 
@@ -435,7 +429,7 @@ def car_pre_tick(s: SimState, a: int, c: int):
     s.car_vel[a, c] = vel
     s.car_ang[a, c] = ang
     if not on_ground:
-        auto_recover(s, a, c, jump_pressed, throttle, wheels == 0)
+        auto_recover(s, a, c, jump_pressed)
     s.car_f[a, c, F_BOOST] = boost
     s.car_f[a, c, F_BOOST_TIME] = boost_time
     s.car_f[a, c, F_JUMP_TIME] = jump_time

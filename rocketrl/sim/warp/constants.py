@@ -115,11 +115,6 @@ CAR_AUTOFLIP_NORMZ_THRESH = wp.constant(0.70710678)
 CAR_AUTOFLIP_ROLL_THRESH = wp.constant(2.8)
 CAR_AUTOROLL_FORCE = wp.constant(100.0)
 """Acceleration (uu/s^2) towards the surface while auto-rolling."""
-CAR_AUTOROLL_ACCEL = wp.constant(25.0)
-"""Angular acceleration (rad/s^2) turning the car's up axis towards the surface while auto-rolling:
-RocketSim's CAR_AUTOROLL_TORQUE (80) plus the tipping its suspension and hitbox give, which the point
-model lacks, tuned so a car on its side with throttle is on its wheels in about 0.5 s, as in RocketSim."""
-
 # ---------------------------------------------------------------------------------------- wheels
 # RocketSim's raycast vehicle for the Octane (CarConfig, RLConst::BTVehicle), in uu: lengths in uu,
 # forces as uu/s^2 x CAR_MASS (Bullet's units are 50 uu; every wheel formula is linear in length).
