@@ -48,11 +48,11 @@ UNTIL: dict[str, tuple[int, str]] = {
 """Scripted cases that part from RocketSim's car (name -> (tick, why)), followed up to that tick: a car body
 touching the arena (rocketrl.sim.warp.car_arena_box approximates Bullet's box contact), or a wheel ray
 hitting within a hair of a facet edge, where the two engines' float rounding (0.01 uu apart) picks different
-facets. Errors at 4 s: 0.85, 6.3, 66, 149, 148 and 0.26 uu (before the car-plane manifolds and the
-pre-force restitution of car_arena_box: 1.3, 28.3, 494, 179, 148 and 0.26)."""
+facets. Errors at 4 s: 1.1, 7.0, 55, 229, 148 and 0.26 uu (before the car-plane manifolds, the pre-force
+restitution of car_arena_box and RocketSim's auto-roll on contact: 1.3, 28.3, 494, 179, 148 and 0.26)."""
 BACK_WALL_SCRAPE_BOUND_UU = 1.5
 """drive_up_back_wall's distance from RocketSim's car at any tick, its body scraping the back wall's curved
-foot for a few ticks on the way up (measured: 0.85 uu; 1.31 before the pre-force restitution)."""
+foot for a few ticks on the way up (measured: 1.10 uu; 1.31 before this round of contact changes)."""
 UNTIL_POSITION_BOUND_UU = 0.02
 """Largest distance over the ticks before the parting (measured: 0.0156 uu, side_wall_boost_steer)."""
 UNTIL_ORIENTATION_BOUND_DEG = 0.005
