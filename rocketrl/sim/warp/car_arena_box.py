@@ -71,6 +71,9 @@ CARWORLD_FRICTION = wp.constant(0.3)
 SPLIT_ERP = wp.constant(0.8)
 """Share of a penetration recovered per tick by moving the car (RocketSim's m_erp2)."""
 SOLVER_ITERATIONS = wp.constant(10)
+SPLIT_TURN_ERP = wp.constant(0.1)
+"""Share of the split impulse's turn a body takes (Bullet's m_splitImpulseTurnErp): a push-out moves the body
+in full but turns it by a tenth of the turn the push solved for."""
 
 
 @wp.struct
@@ -398,6 +401,6 @@ def resolve_box_contacts(s: SimState, a: int, c: int, pos: wp.vec3, q: wp.quat, 
     s.car_ang[a, c] = w + dw
     if pv[0] != 0.0 or pv[1] != 0.0 or pv[2] != 0.0:
         s.car_pos[a, c] = pos + pv * TICK_TIME
-        angle = wp.length(pw) * TICK_TIME
+        angle = wp.length(pw) * SPLIT_TURN_ERP * TICK_TIME
         if angle > 1.0e-9:
             s.car_rot[a, c] = wp.normalize(wp.quat_from_axis_angle(pw / wp.length(pw), angle) * q)

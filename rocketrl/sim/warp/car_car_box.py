@@ -15,7 +15,7 @@ from __future__ import annotations
 import warp as wp
 
 from rocketrl.sim.warp.box_box import BT_UNIT, PairContacts, Rows4, Values4, box_box
-from rocketrl.sim.warp.car_arena_box import SOLVER_ITERATIONS, SPLIT_ERP, tangent_of
+from rocketrl.sim.warp.car_arena_box import SOLVER_ITERATIONS, SPLIT_ERP, SPLIT_TURN_ERP, tangent_of
 from rocketrl.sim.warp.constants import (
     CAR_INV_INERTIA,
     CAR_MASS,
@@ -52,10 +52,11 @@ def turning(q: wp.quat, rn: wp.vec3) -> float:
 
 @wp.func
 def turn(q: wp.quat, w: wp.vec3) -> wp.quat:
-    """q turned by the angular push velocity w (rad/s) over one tick."""
+    """q turned by the split impulse's angular push velocity w (rad/s) over one tick, of which Bullet takes
+    SPLIT_TURN_ERP."""
     speed = wp.length(w)
     if speed * TICK_TIME > 1.0e-9:
-        return wp.normalize(wp.quat_from_axis_angle(w / speed, speed * TICK_TIME) * q)
+        return wp.normalize(wp.quat_from_axis_angle(w / speed, speed * SPLIT_TURN_ERP * TICK_TIME) * q)
     return q
 
 
