@@ -130,8 +130,8 @@ def air_control(
     During a flip (flip_time < FLIP_TORQUE_TIME) the flip's torque replaces air control, except that
     pitch against the flip's pitch scales that pitch down by 1 - |pitch| and gives back air control
     (yaw and roll; pitch stays locked until FLIP_PITCHLOCK_TIME). A flip without direction (a stall)
-    keeps air control. allow_air_control False (a car with one or two wheels on the ground) leaves only the
-    flip's torque."""
+    keeps air control. allow_air_control False (a car with one or two wheels on the ground, or auto-flipping)
+    leaves only the flip's torque."""
     dt = TICK_TIME
     dir_pitch = -right
     dir_yaw = up
@@ -322,7 +322,7 @@ def car_pre_tick(s: SimState, a: int, c: int):
             flip_time,
             s.car_f[a, c, F_DODGE_X],
             s.car_f[a, c, F_DODGE_Y],
-            wheels == 0,
+            wheels == 0 and s.car_i[a, c, I_AUTOFLIP] == 0,  # RocketSim: no air control while auto-flipping
         )
         torque_dw = ang - ang_before
         if throttle != 0.0:
