@@ -59,10 +59,11 @@ BoxValues = wp.types.vector(length=8, dtype=wp.float32)
 BoxRowsIndex = wp.types.vector(length=8, dtype=wp.int32)
 WARMSTART = wp.constant(0.85)
 """Share of a kept point's last normal impulse the solver starts from (Bullet's m_warmstartingFactor)."""
-CONTACT_REACH = wp.constant(2.0334)
+CONTACT_REACH = wp.constant(2.0312278)
 """Gap (uu) within which a point is a contact: Bullet's contact breaking threshold for the car, 0.02 x its
-compound shape's angular motion disc (the box's bounding-sphere radius 1.534 plus the hitbox offset's
-length 0.499, in 50 uu units). A car falling corner first onto the floor meets it in RocketSim 1.89 uu up."""
+compound shape's angular motion disc: the bounding-sphere radius of the box Bullet collides (1.53191, from
+HITBOX_COLLIDED) plus the hitbox offset's length (0.49932), in 50 uu units. A car falling corner first onto
+the floor meets it in RocketSim 1.89 uu up."""
 MESH_CONTACT_REACH = wp.constant(1.8)
 """The gap the approximate mesh contact starts at. Starting it at CONTACT_REACH, as Bullet does, made the
 back-wall cases of the car_wall report part sooner and further (1.3 -> 1.8 uu and 28 -> 364 uu at 4 s):
