@@ -281,6 +281,7 @@ def find_box_contacts(
 
 @wp.func
 def inv_inertia_world(q: wp.quat, x: wp.vec3) -> wp.vec3:
+    """A car's inverse inertia (orientation q) applied to the world vector x (every car contact uses it)."""
     return wp.quat_rotate(q, wp.cw_mul(wp.quat_rotate_inv(q, x), CAR_INV_INERTIA))
 
 

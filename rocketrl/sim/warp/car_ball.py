@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import warp as wp
 
-from rocketrl.sim.warp.car_arena_box import CONTACT_REACH, SOLVER_ITERATIONS, SPLIT_ERP, tangent_of
-from rocketrl.sim.warp.car_car_box import inv_inertia_world, turn
+from rocketrl.sim.warp.car_arena_box import CONTACT_REACH, SOLVER_ITERATIONS, SPLIT_ERP, inv_inertia_world, tangent_of
+from rocketrl.sim.warp.car_car_box import turn
 from rocketrl.sim.warp.collisions import BALL_INV_INERTIA
 from rocketrl.sim.warp.constants import (
     BALL_CAR_EXTRA_FORWARD_SCALE,

@@ -15,9 +15,8 @@ from __future__ import annotations
 import warp as wp
 
 from rocketrl.sim.warp.box_box import BT_UNIT, PairContacts, Rows4, Values4, box_box
-from rocketrl.sim.warp.car_arena_box import SOLVER_ITERATIONS, SPLIT_ERP, SPLIT_TURN_ERP, tangent_of
+from rocketrl.sim.warp.car_arena_box import SOLVER_ITERATIONS, SPLIT_ERP, SPLIT_TURN_ERP, inv_inertia_world, tangent_of
 from rocketrl.sim.warp.constants import (
-    CAR_INV_INERTIA,
     CAR_MASS,
     CARCAR_FRICTION,
     CARCAR_RESTITUTION,
@@ -36,12 +35,6 @@ def pair_contacts(
     c_i = (pos_i + wp.quat_rotate(q_i, offset)) * inv
     c_j = (pos_j + wp.quat_rotate(q_j, offset)) * inv
     return box_box(c_i, wp.quat_to_matrix(q_i), half * inv, c_j, wp.quat_to_matrix(q_j), half * inv)
-
-
-@wp.func
-def inv_inertia_world(q: wp.quat, x: wp.vec3) -> wp.vec3:
-    """A car's inverse inertia (orientation q) applied to the world vector x."""
-    return wp.quat_rotate(q, wp.cw_mul(wp.quat_rotate_inv(q, x), CAR_INV_INERTIA))
 
 
 @wp.func

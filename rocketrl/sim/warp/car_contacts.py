@@ -11,7 +11,6 @@ from rocketrl.sim.warp.car_car_box import PairState, pair_contacts, solve_pair
 from rocketrl.sim.warp.constants import (
     BUMP_COOLDOWN_TIME,
     BUMP_MIN_FORWARD_DIST,
-    CAR_INV_INERTIA,
     DEMO_RESPAWN_TIME,
     HITBOX_COLLIDED,
     HITBOX_OFFSET,
@@ -34,14 +33,6 @@ from rocketrl.sim.warp.layout import (
 PAIR_REACH = wp.constant(160.0)
 """Hitbox centres farther apart (uu) than this cannot touch: twice the box's half diagonal (153.4) and a
 margin."""
-
-
-@wp.func
-def car_inv_inertia_world(q: wp.quat, x: wp.vec3) -> wp.vec3:
-    """Inverse inertia tensor of a car with orientation q applied to the world vector x."""
-    local = wp.quat_rotate_inv(q, x)
-    local = wp.cw_mul(local, CAR_INV_INERTIA)
-    return wp.quat_rotate(q, local)
 
 
 @wp.func

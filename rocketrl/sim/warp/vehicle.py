@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from rocketrl.sim.warp.car_contacts import car_inv_inertia_world
+from rocketrl.sim.warp.car_arena_box import inv_inertia_world
 from rocketrl.sim.warp.constants import (
     BRAKE_TORQUE,
     BRAKING_NO_THROTTLE_SPEED,
@@ -81,7 +81,7 @@ def axle_of(k: int, right: wp.vec3, front_axle: wp.vec3) -> wp.vec3:
 @wp.func
 def apply_impulse(vel: wp.vec3, ang: wp.vec3, q: wp.quat, impulse: wp.vec3, offset: wp.vec3):
     """Velocity and angular velocity after an impulse (uu/s x car mass) at `offset` from the car origin."""
-    return vel + impulse * (1.0 / CAR_MASS), ang + car_inv_inertia_world(q, wp.cross(offset, impulse))
+    return vel + impulse * (1.0 / CAR_MASS), ang + inv_inertia_world(q, wp.cross(offset, impulse))
 
 
 @wp.func
@@ -166,7 +166,7 @@ def suspension_impulse(
     threshold = rest + radius - SUSPENSION_SUBTRACTION
     if trace < threshold:
         arm = wp.cross(offset, n)
-        inv_mass = 1.0 / CAR_MASS + wp.dot(n, wp.cross(car_inv_inertia_world(q, arm), offset))
+        inv_mass = 1.0 / CAR_MASS + wp.dot(n, wp.cross(inv_inertia_world(q, arm), offset))
         jac_inv = 1.0 / inv_mass
         push = PUSHBACK_ERP * (threshold - trace) / TICK_TIME * jac_inv - normal_vel * jac_inv
         pushback = wp.max(push, 0.0) / 4.0
