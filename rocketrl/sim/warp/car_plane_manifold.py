@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from rocketrl.sim.warp.collisions import widest_spread_slot
 from rocketrl.sim.warp.constants import HITBOX_COLLIDED
 from rocketrl.sim.warp.layout import (
     MANIFOLD_POINTS,
@@ -97,20 +98,7 @@ def area_slot(s: SimState, a: int, c: int, base: int, local: wp.vec3, distance: 
     p1 = point_vec(s, a, c, base + 1, P_LOCAL)
     p2 = point_vec(s, a, c, base + 2, P_LOCAL)
     p3 = point_vec(s, a, c, base + 3, P_LOCAL)
-    res = wp.vec4(0.0)
-    if deepest != 0:
-        res[0] = wp.length_sq(wp.cross(local - p1, p3 - p2))
-    if deepest != 1:
-        res[1] = wp.length_sq(wp.cross(local - p0, p3 - p2))
-    if deepest != 2:
-        res[2] = wp.length_sq(wp.cross(local - p0, p3 - p1))
-    if deepest != 3:
-        res[3] = wp.length_sq(wp.cross(local - p0, p2 - p1))
-    best = int(0)  # noqa: UP018 (a variable for Warp)
-    for k in range(1, 4):
-        if wp.abs(res[k]) > wp.abs(res[best]):
-            best = k
-    return best
+    return widest_spread_slot(local, p0, p1, p2, p3, deepest)
 
 
 @wp.func

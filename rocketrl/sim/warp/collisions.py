@@ -260,15 +260,22 @@ def replaced_point(s: SimState, a: int, m: int, offset: wp.vec3, distance: float
     p1 = contact_vec(s, a, base + 1, C_OFFSET)
     p2 = contact_vec(s, a, base + 2, C_OFFSET)
     p3 = contact_vec(s, a, base + 3, C_OFFSET)
+    return widest_spread_slot(offset, p0, p1, p2, p3, deepest)
+
+
+@wp.func
+def widest_spread_slot(new: wp.vec3, p0: wp.vec3, p1: wp.vec3, p2: wp.vec3, p3: wp.vec3, deepest: int) -> int:
+    """The area test of Bullet's sortCachedPoints for a full manifold of points p0..p3 and a new point: the
+    slot whose point, replaced by the new one, leaves the widest spread (never `deepest`, -1 for none)."""
     res = wp.vec4(0.0)
     if deepest != 0:
-        res[0] = wp.length_sq(wp.cross(offset - p1, p3 - p2))
+        res[0] = wp.length_sq(wp.cross(new - p1, p3 - p2))
     if deepest != 1:
-        res[1] = wp.length_sq(wp.cross(offset - p0, p3 - p2))
+        res[1] = wp.length_sq(wp.cross(new - p0, p3 - p2))
     if deepest != 2:
-        res[2] = wp.length_sq(wp.cross(offset - p0, p3 - p1))
+        res[2] = wp.length_sq(wp.cross(new - p0, p3 - p1))
     if deepest != 3:
-        res[3] = wp.length_sq(wp.cross(offset - p0, p2 - p1))
+        res[3] = wp.length_sq(wp.cross(new - p0, p2 - p1))
     best = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
     for i in range(1, 4):
         if res[i] > res[best]:
