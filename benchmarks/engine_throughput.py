@@ -1,7 +1,7 @@
 """Engine throughput: the warp engine against RocketSim, arena-ticks/s and car-ticks/s, 1v1 and 2v2.
 
-Warp runs 1,024 to 65,536 arenas per step (`--quick`: 1,024 and 4,096); on the CPU once with one
-launch thread and once with one per core, on CUDA as one launch. RocketSim is measured at a smaller
+Warp runs 1,024 to 65,536 arenas per step (on CUDA up to 262,144; `--quick`: 1,024 and 4,096); on the CPU
+once with one launch thread and once with one per core, on CUDA as one launch. RocketSim is measured at a smaller
 count (its cost grows linearly with arenas) in each of its stepping modes (serial in this process,
 worker processes, worker threads, Arena.multi_step; one worker per core), and reported per
 arena-tick. Controls are fixed per car (full throttle, boost, a steady steer) so cars drive, turn,
@@ -117,10 +117,10 @@ def main() -> None:
         "--no-plane-only", action="store_true", help="skip the plane-only-cars runs (car_mesh_query_share)"
     )
     args = parser.parse_args()
-    counts = [1024, 4096] if args.quick else [1024, 4096, 16384, 65536]
+    on_cpu = torch.device(args.device).type == "cpu"
+    counts = [1024, 4096] if args.quick else [1024, 4096, 16384, 65536] + ([] if on_cpu else [262144])
     steps = 2 if args.quick else args.steps
     cores = os.cpu_count() or 1
-    on_cpu = torch.device(args.device).type == "cpu"
     thread_counts = sorted({1, cores}) if on_cpu else [1]
     result: dict = {
         "machine": machine_info(),

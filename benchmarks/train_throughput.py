@@ -10,7 +10,8 @@ ours   rocketrl.ppo.trainer.Trainer built from rocketrl.config.load_config(None,
        reports each update to a logger: agent-steps/s of the update and seconds per stage (env, copy,
        inference, learn); the steady-state figure is the timed updates' agent-steps over their summed wall
        time, and the phase split is each stage's share of the summed stage seconds (outside_stages_share:
-       the wall time outside them, e.g. GAE).
+       the wall time outside them, e.g. GAE). With CUDA it also trains on the warp engine on the GPU
+       (--warp-cuda-arenas), the env, network and update all on the device: rows cuda_warp_arenas_N.
 peer   rlgym-learn's LearningCoordinator with rlgym-learn-algos' PPOAgentController and a RocketSim
        RLGym env (DefaultObs, RepeatAction(LookupTableAction(), 8), goal + touch reward, KickoffMutator,
        GoalCondition, NoTouchTimeout 30 s, Timeout 300 s), run in a subprocess with a time limit and
@@ -26,7 +27,8 @@ ratios {"ours_vs_peer": best of ours / peer} and the targets.
 
     python benchmarks/train_throughput.py [--quick] [--iterations N] [--threads 1,2] [--arenas 50,100]
         [--amp off,bf16] [--rollout-threads 1,all]
-        [--no-ours] [--no-cuda] [--no-peer] [--peer-timeout S] [--peer-sched idle|batch|normal]
+        [--no-ours] [--no-cuda] [--warp-cuda-arenas 4096,16384] [--no-warp-cuda]
+        [--no-peer] [--peer-timeout S] [--peer-sched idle|batch|normal]
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ PEER_MINIBATCH_SIZE = 50_000
 """rlgym-learn-algos' default PPO minibatch: the whole 50,000-step batch (n_minibatches 1)."""
 HIDDEN = [1024, 512, 256]
 TEAM_SIZE = 1
+WARP_MIN_ROLLOUT_STEPS = 16
+"""Rollout steps of the warp-on-CUDA runs at least: thousands of arenas would otherwise collect 50,000 agent-steps in
+a few steps, too short a rollout for PPO's advantages."""
 TICK_SKIP = 8
 WORKERS = 2
 TARGETS = {
@@ -85,8 +90,9 @@ def rollout_steps_for(arenas: int) -> int:
     return max(1, round(AGENT_STEPS_PER_ITERATION / (arenas * 2 * TEAM_SIZE)))
 
 
-def our_overrides(arenas: int, rollout_steps: int, device: str) -> list[str]:
-    """CLI-style overrides of rocketrl's config for the shared PPO configuration."""
+def our_overrides(arenas: int, rollout_steps: int, device: str, engine: str = "rocketsim") -> list[str]:
+    """CLI-style overrides of rocketrl's config for the shared PPO configuration (on RocketSim, or on the
+    warp engine, which steps on the run's device)."""
     agents = arenas * 2 * TEAM_SIZE
     minibatches = max(1, round(agents * rollout_steps / PEER_MINIBATCH_SIZE))
     hidden = "[" + ",".join(str(width) for width in HIDDEN) + "]"
@@ -105,6 +111,7 @@ def our_overrides(arenas: int, rollout_steps: int, device: str) -> list[str]:
         "--model.actor-hidden", hidden,
         "--model.critic-hidden", hidden,
         "--run.device", device,
+        "--env.engine", engine,
     ]  # fmt: skip
 
 
@@ -115,9 +122,10 @@ class UpdateRecorder:
         self.timings: list[dict[str, float]] = []
         self.sps: list[float] = []
 
-    def log_update(self, trainer: Any, stats: Any, timings: dict[str, float], sps: float) -> None:
-        self.timings.append(dict(timings))
-        self.sps.append(float(sps))
+    def log_update(self, report: Any) -> None:
+        """report: rocketrl.ppo.train_logger.UpdateReport."""
+        self.timings.append(dict(report.timings))
+        self.sps.append(float(report.sps))
 
 
 def measure_ours(
@@ -128,6 +136,7 @@ def measure_ours(
     threads: int | None,
     amp: str = "off",
     rollout_threads: int | None = 1,
+    engine: str = "rocketsim",
 ) -> dict[str, Any]:
     """Train 1 warm-up + `iterations` updates; steady-state agent-steps/s and the phase split of the timed ones.
 
@@ -149,7 +158,7 @@ def measure_ours(
         cfg = load_config(
             None,
             [
-                *our_overrides(arenas, rollout_steps, device),
+                *our_overrides(arenas, rollout_steps, device, engine),
                 "--run.timesteps", str(updates * batch),
                 "--run.checkpoint-interval", str(100 * updates * batch),
                 "--run.logdir", tmp,
@@ -175,6 +184,7 @@ def measure_ours(
     total = sum(stage_s.values()) or 1.0
     return {
         "device": used_device,
+        "engine": engine,
         "torch_threads": torch.get_num_threads(),
         "amp": amp,
         "rollout_threads": rollout_threads,
@@ -203,6 +213,7 @@ def run_ours_isolated(
     timeout_s: float,
     amp: str = "off",
     rollout_threads: int | None = 1,
+    engine: str = "rocketsim",
 ) -> dict[str, Any]:
     """measure_ours in a fresh subprocess (a clean torch thread pool and no leftover env workers)."""
     spec = dict(
@@ -213,6 +224,7 @@ def run_ours_isolated(
         threads=threads,
         amp=amp,
         rollout_threads=rollout_threads,
+        engine=engine,
     )
     segments_before = _segments("psm_*")
     result = _run_child(["--ours-child", json.dumps(spec)], timeout_s, "ours")
@@ -609,7 +621,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         default="1",
         help="speed.rollout_threads of our CPU runs, comma-separated; 'all': the run's torch thread count",
     )
-    parser.add_argument("--no-cuda", action="store_true", help="skip our CUDA run")
+    parser.add_argument("--no-cuda", action="store_true", help="skip our CUDA runs")
+    parser.add_argument(
+        "--warp-cuda-arenas",
+        default="4096,16384",
+        help="with CUDA: also train on the warp engine on the GPU with these arena counts (the whole loop on the GPU)",
+    )
+    parser.add_argument("--no-warp-cuda", action="store_true", help="skip the warp-on-CUDA runs")
     parser.add_argument("--no-ours", action="store_true", help="measure the peer only")
     parser.add_argument("--no-peer", action="store_true", help="skip the rlgym-learn peer")
     parser.add_argument("--peer-timeout", type=float, default=None, help="seconds before the peer is stopped")
@@ -662,6 +680,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         )
     if not args.no_ours and not args.no_cuda and torch.cuda.is_available():
         ours["cuda"] = run_ours_isolated(arenas, rollout_steps, iterations, "cuda", None, budget)
+        for count in [] if args.no_warp_cuda else [int(n) for n in args.warp_cuda_arenas.split(",") if n.strip()]:
+            steps = max(WARP_MIN_ROLLOUT_STEPS, rollout_steps_for(count))
+            ours[f"cuda_warp_arenas_{count}"] = run_ours_isolated(
+                count, steps, iterations, "cuda", None, budget, engine="warp"
+            )
     if args.no_peer:
         peer: dict[str, Any] = {"skipped": "--no-peer"}
     else:

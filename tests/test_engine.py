@@ -782,3 +782,23 @@ def test_both_engines_keep_the_engine_contract(engine_name: str) -> None:
         type(engine)(1, 1, 1, tick_skip=0)
     with pytest.raises(ValueError, match="blue_size=4: must be 1 to 3"):
         type(engine)(1, 4, 1)
+
+
+def test_workers_started_by_spawn_play_the_same_game_as_forked_ones(monkeypatch):
+    """Where fork cannot be used (CUDA initialised in this process, or no fork on the platform) the workers
+    start by spawn; they play exactly the game forked workers play."""
+    from rocketrl.sim import rocketsim_workers
+
+    assert rocketsim_workers.worker_start_method() == ("spawn" if torch.cuda.is_initialized() else "fork")
+    finals = {}
+    for method in ("fork", "spawn"):
+        monkeypatch.setattr(rocketsim_workers, "worker_start_method", lambda method=method: method)
+        with RocketSimEngine(2, 1, 1, stepping="processes", num_workers=2, seed=5) as engine:
+            controls = no_controls(engine)
+            controls[..., THROTTLE] = 1.0
+            controls[..., STEER] = torch.tensor([[0.3, -0.6], [1.0, 0.0]])
+            for _ in range(10):
+                engine.step(controls)
+            finals[method] = engine.state.clone()
+    assert torch.equal(finals["fork"].car_pos, finals["spawn"].car_pos)
+    assert torch.equal(finals["fork"].ball_pos, finals["spawn"].ball_pos)

@@ -107,3 +107,21 @@ def test_too_many_minibatches_for_the_agents_name_the_fix() -> None:
     algorithm = _ppo(minibatches=STEPS * AGENTS)
     with pytest.raises(ValueError, match=r"ppo.minibatches=.*lower ppo.minibatches or raise env.num_arenas"):
         algorithm.resize(1)
+
+
+def test_generator_state_restores_from_any_device_and_kind():
+    """A checkpoint's shuffle-generator state loads whatever device its tensors were mapped to; a state saved by
+    a generator of the other device kind (16 bytes of CUDA's Philox on a CPU run) reseeds reproducibly."""
+    from rocketrl.ppo.algorithm import restorable_generator_state
+
+    generator = torch.Generator().manual_seed(7)
+    saved = generator.get_state()
+    expected = torch.rand(4, generator=generator)
+    generator.set_state(restorable_generator_state(saved.to(torch.float32).to(torch.uint8), generator))
+    assert torch.equal(torch.rand(4, generator=generator), expected)
+    philox = torch.arange(16, dtype=torch.uint8)
+    draws = []
+    for _ in range(2):
+        generator.set_state(restorable_generator_state(philox, generator))
+        draws.append(torch.rand(4, generator=generator))
+    assert torch.equal(draws[0], draws[1]) and not torch.equal(draws[0], expected)

@@ -124,6 +124,17 @@ def _worker_main(conn: Connection, spec: dict, inherited: list[Connection] | Non
         array.close()
 
 
+def worker_start_method() -> str:
+    """fork on Linux: quick to start, and it needs no `if __name__ == "__main__"` guard in user scripts. But not
+    once this process has initialised CUDA: a forked child inherits a CUDA context it cannot use, and the first
+    CUDA call in it (a CUDA tensor the child's garbage collector frees is enough) aborts the worker (seen on an
+    H200: a model moved to the GPU before the env was built killed every worker at start). Then, and where
+    there is no fork, spawn: a fresh interpreter that imports only this module's needs."""
+    torch = sys.modules.get("torch")
+    cuda_live = torch is not None and torch.cuda.is_initialized()
+    return "fork" if "fork" in mp.get_all_start_methods() and not cuda_live else "spawn"
+
+
 class WorkerPool:
     """One process per arena block; `state`, `controls`, `reset` and `reset_mask` are shared arrays."""
 
@@ -136,9 +147,7 @@ class WorkerPool:
         shapes: dict[str, tuple[int, ...]],
     ) -> None:
         self.buffers = {key: SharedArray(shape) for key, shape in shapes.items()}
-        # fork on Linux: quick to start and needs no `if __name__ == "__main__"` guard in user scripts;
-        # the workers touch only numpy and RocketSim, never torch or CUDA. Elsewhere, spawn.
-        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        ctx = mp.get_context(worker_start_method())
         self.conns: list[Connection] = []
         self.procs: list[mp.process.BaseProcess] = []
         self.pending = False
