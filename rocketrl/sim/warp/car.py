@@ -198,20 +198,27 @@ def dodge_impulse(forward_speed: float, fwd: wp.vec3, pitch: float, yaw: float, 
 
 
 @wp.func
-def auto_recover(s: SimState, a: int, c: int, jump_pressed: bool):
-    """Auto-flip of car c for one tick (RocketSim's Car::_UpdateAutoFlip): while the car touches the arena
-    without standing on it (I_WORLD_CONTACT, normal F_CONTACT_N*), jump pressed with the surface below
-    (n.z > 1/sqrt 2) and |roll| > 2.8 rad starts an auto-flip, a 200 uu/s push along -up and 50 rad/s^2
-    about the forward axis for 0.4 |roll| / pi s. Auto-roll is part of car_pre_tick."""
-    dt = TICK_TIME
-    q = s.car_rot[a, c]
-    fwd = wp.quat_rotate(q, wp.vec3(1.0, 0.0, 0.0))
-    right = wp.quat_rotate(q, wp.vec3(0.0, 1.0, 0.0))
-    up = wp.quat_rotate(q, wp.vec3(0.0, 0.0, 1.0))
-    vel = s.car_vel[a, c]
-    ang = s.car_ang[a, c]
+def auto_flip(
+    s: SimState,
+    a: int,
+    c: int,
+    jump_pressed: bool,
+    fwd: wp.vec3,
+    right: wp.vec3,
+    up: wp.vec3,
+    vel: wp.vec3,
+    ang: wp.vec3,
+):
+    """Auto-flip of car c for one tick (RocketSim's Car::_UpdateAutoFlip), on vel and ang as the pre-tick
+    update has them so far: while the car touches the arena (I_WORLD_CONTACT, normal F_CONTACT_N*, from the
+    last tick), jump pressed with the surface below (n.z > 1/sqrt 2) and |roll| > 2.8 rad starts an auto-flip,
+    a 200 uu/s push along -up and 50 rad/s^2 about the forward axis for 0.4 |roll| / pi s, whatever the
+    wheels touch. RocketSim runs it after the jump and before the double jump or flip, which an auto-flip
+    blocks. Returns vel and ang."""
     contact = s.car_i[a, c, I_WORLD_CONTACT] != 0
     n = wp.vec3(s.car_f[a, c, F_CONTACT_NX], s.car_f[a, c, F_CONTACT_NY], s.car_f[a, c, F_CONTACT_NZ])
+    out_vel = vel
+    out_ang = ang
     if jump_pressed and contact and n[2] > CAR_AUTOFLIP_NORMZ_THRESH:
         roll = wp.atan2(-right[2], up[2])
         if wp.abs(roll) > CAR_AUTOFLIP_ROLL_THRESH:
@@ -221,17 +228,16 @@ def auto_recover(s: SimState, a: int, c: int, jump_pressed: bool):
             if roll <= 0.0:
                 direction = -1.0
             s.car_f[a, c, F_AUTOFLIP_DIR] = direction
-            vel = vel - up * CAR_AUTOFLIP_IMPULSE
+            out_vel = out_vel - up * CAR_AUTOFLIP_IMPULSE
     if s.car_i[a, c, I_AUTOFLIP] != 0:
         t = s.car_f[a, c, F_AUTOFLIP_TIME]
         if t <= 0.0:
             s.car_i[a, c, I_AUTOFLIP] = 0
             s.car_f[a, c, F_AUTOFLIP_TIME] = 0.0
         else:
-            ang = ang + fwd * (CAR_AUTOFLIP_TORQUE * s.car_f[a, c, F_AUTOFLIP_DIR] * dt)
-            s.car_f[a, c, F_AUTOFLIP_TIME] = t - dt
-    s.car_vel[a, c] = vel
-    s.car_ang[a, c] = ang
+            out_ang = out_ang + fwd * (CAR_AUTOFLIP_TORQUE * s.car_f[a, c, F_AUTOFLIP_DIR] * TICK_TIME)
+            s.car_f[a, c, F_AUTOFLIP_TIME] = t - TICK_TIME
+    return out_vel, out_ang
 
 
 @wp.func(inline=True)  # one call site in the step kernel; inlined, SimState is not copied per car and tick
@@ -352,9 +358,11 @@ def car_pre_tick(s: SimState, a: int, c: int):
     if is_jumping != 0 or has_jumped != 0:
         jump_time = jump_time + dt
 
+    vel, ang = auto_flip(s, a, c, jump_pressed, fwd, right, up, vel, ang)
+
     # Double jump or flip (RocketSim's Car::_UpdateDoubleJumpOrFlip): a press within
     # DOUBLEJUMP_MAX_DELAY of the jump's end (any time if the car did not jump) flips when
-    # |pitch| + |yaw| + |roll| reaches DODGE_DEADZONE, else double jumps.
+    # |pitch| + |yaw| + |roll| reaches DODGE_DEADZONE, else double jumps; not while auto-flipping.
     has_double = s.car_i[a, c, I_HAS_DOUBLE_JUMPED]
     air_time = s.car_f[a, c, F_AIR_TIME]
     if on_ground:
@@ -367,7 +375,8 @@ def car_pre_tick(s: SimState, a: int, c: int):
             air_time = air_time + dt
         else:
             air_time = 0.0
-        if jump_pressed and air_time < DOUBLEJUMP_MAX_DELAY and has_double == 0 and has_flipped == 0:
+        usable = has_double == 0 and has_flipped == 0 and s.car_i[a, c, I_AUTOFLIP] == 0
+        if jump_pressed and air_time < DOUBLEJUMP_MAX_DELAY and usable:
             if wp.abs(yaw) + wp.abs(pitch) + wp.abs(roll) >= DODGE_DEADZONE:
                 flip_time = 0.0
                 has_flipped = 1
@@ -428,8 +437,6 @@ def car_pre_tick(s: SimState, a: int, c: int):
 
     s.car_vel[a, c] = vel
     s.car_ang[a, c] = ang
-    if not on_ground:
-        auto_recover(s, a, c, jump_pressed)
     s.car_f[a, c, F_BOOST] = boost
     s.car_f[a, c, F_BOOST_TIME] = boost_time
     s.car_f[a, c, F_JUMP_TIME] = jump_time
