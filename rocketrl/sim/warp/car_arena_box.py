@@ -4,28 +4,25 @@ meshes, with Bullet's contact response.
 Planes: Bullet's points, kept from tick to tick (rocketrl.sim.warp.car_plane_manifold): each tick the box
 vertex deepest along a plane's normal, within CONTACT_REACH (Bullet's contact breaking threshold for the
 car), joins the car's manifold with that plane, whose older points are refreshed or dropped.
-Meshes (rebuilt every tick from the pose at the tick's start): a mesh triangle near the box is tested on
-the 13 separating axes of a box and a triangle (3 box faces, the triangle's normal, 9 edge pairs), and the
-axis of least penetration gives the normal (from the triangle towards the box). Along the triangle's
-normal every box corner over the triangle and within MESH_CONTACT_REACH is a point; along any other axis
-the one deepest feature is. At most MAX_BOX_POINTS points are kept, the deepest.
+Meshes: Bullet's one point per triangle and tick (GJK and EPA on the rounded box), kept from tick to tick in
+one manifold per mesh file (rocketrl.sim.warp.car_mesh_manifold).
 
 Response, as Bullet's sequential impulse solver with RocketSim's settings and car-world material
-(restitution 0.3, friction 0.3): a kept plane point starts from 0.85 of the normal impulse it ended the
+(restitution 0.3, friction 0.3): a kept point starts from 0.85 of the normal impulse it ended the
 last tick with (warm start); per point a normal impulse aiming at restitution x the approach speed, taken
 from the velocities before this tick's forces and torques (gravity, boost, jump, air control: Bullet
 integrates those in its solver; none under RESTITUTION_MIN_SPEED), whatever the point's gap, as RocketSim's
 Bullet sets up contacts; a penetration is recovered by moving the car (split impulse, 80% per tick, at any
 depth: RocketSim sets the split threshold out of reach); one friction direction per point, along its
 sliding velocity, within 0.3 x its normal impulse, never warm-started (RocketSim's Bullet); SOLVER_ITERATIONS
-sweeps, normals then friction. Bullet finds its mesh points with GJK and EPA on a box with 2 uu rounded
-edges, one per triangle and tick, and keeps them as it keeps the plane points; this model does not.
+sweeps, normals then friction.
 """
 
 from __future__ import annotations
 
 import warp as wp
 
+from rocketrl.sim.warp.car_mesh_manifold import clear_mesh_manifolds, mesh_vec, update_mesh_manifolds
 from rocketrl.sim.warp.car_plane_manifold import add_plane_point, clear_planes, point_vec, refresh_plane
 from rocketrl.sim.warp.collisions import mesh_in_reach
 from rocketrl.sim.warp.constants import (
@@ -38,12 +35,17 @@ from rocketrl.sim.warp.constants import (
     TICK_TIME,
 )
 from rocketrl.sim.warp.layout import (
+    CAR_MESH_MANIFOLDS,
     F_CONTACT_NX,
     F_CONTACT_NY,
     F_CONTACT_NZ,
     F_FORCE_DV,
     F_TORQUE_DW,
     I_WORLD_CONTACT,
+    M_DISTANCE,
+    M_IMPULSE,
+    M_LOCAL,
+    M_NORMAL,
     MANIFOLD_POINTS,
     P_DISTANCE,
     P_IMPULSE,
@@ -53,6 +55,8 @@ from rocketrl.sim.warp.layout import (
 from rocketrl.sim.warp.wheel_rays import plane_normal, plane_point
 
 MAX_BOX_POINTS = wp.constant(8)
+MESH_ROWS = wp.constant(1000)
+"""BoxContacts.row of a mesh manifold's point: MESH_ROWS + its row in car_mesh_points."""
 BoxRows = wp.types.matrix(shape=(8, 3), dtype=wp.float32)
 """One 3-vector per contact point."""
 BoxValues = wp.types.vector(length=8, dtype=wp.float32)
@@ -64,10 +68,6 @@ CONTACT_REACH = wp.constant(2.0312278)
 compound shape's angular motion disc: the bounding-sphere radius of the box Bullet collides (1.53191, from
 HITBOX_COLLIDED) plus the hitbox offset's length (0.49932), in 50 uu units. A car falling corner first onto
 the floor meets it in RocketSim 1.89 uu up."""
-MESH_CONTACT_REACH = wp.constant(1.8)
-"""The gap the approximate mesh contact starts at. Starting it at CONTACT_REACH, as Bullet does, made the
-back-wall cases of the car_wall report part sooner and further (1.3 -> 1.8 uu and 28 -> 364 uu at 4 s):
-with all corners answered at once, an earlier start costs more than it gains."""
 CARWORLD_FRICTION = wp.constant(0.3)
 SPLIT_ERP = wp.constant(0.8)
 """Share of a penetration recovered per tick by moving the car (RocketSim's m_erp2)."""
@@ -91,7 +91,8 @@ class BoxContacts:
     warm: BoxValues
     """Normal impulse the solver starts from (Bullet's warm start: 0.85 of a kept point's last impulse)."""
     row: BoxRowsIndex
-    """The point's row in the car's plane manifolds (car_plane_manifold), -1 for a mesh point."""
+    """The point's row in the car's plane manifolds (car_plane_manifold), or MESH_ROWS + its row in the car's
+    mesh manifolds (car_mesh_manifold)."""
 
 
 @wp.func
@@ -117,16 +118,6 @@ def add_point(box: BoxContacts, offset: wp.vec3, normal: wp.vec3, gap: float, wa
 
 
 @wp.func
-def box_corner(centre: wp.vec3, axes: wp.mat33, k: int) -> wp.vec3:
-    """Corner k (0..7; bit 0: +forward, bit 1: +right, bit 2: +up) of the hitbox (axes: rows forward, right,
-    up)."""
-    sx = float(2 * (k & 1) - 1)
-    sy = float(2 * ((k >> 1) & 1) - 1)
-    sz = float(2 * ((k >> 2) & 1) - 1)
-    return centre + axes[0] * (sx * HITBOX_HALF[0]) + axes[1] * (sy * HITBOX_HALF[1]) + axes[2] * (sz * HITBOX_HALF[2])
-
-
-@wp.func
 def box_radius(axes: wp.mat33, n: wp.vec3) -> float:
     """Half the hitbox's extent along unit n."""
     return (
@@ -134,94 +125,6 @@ def box_radius(axes: wp.mat33, n: wp.vec3) -> float:
         + wp.abs(wp.dot(axes[1], n)) * HITBOX_HALF[1]
         + wp.abs(wp.dot(axes[2], n)) * HITBOX_HALF[2]
     )
-
-
-@wp.func
-def separation(centre: wp.vec3, axes: wp.mat33, v0: wp.vec3, v1: wp.vec3, v2: wp.vec3, axis: wp.vec3):
-    """Signed separation (uu) of the hitbox and triangle along unit `axis`, and the axis turned to point
-    from the triangle towards the box."""
-    r = box_radius(axes, axis)
-    c = wp.dot(centre, axis)
-    p0 = wp.dot(v0, axis)
-    p1 = wp.dot(v1, axis)
-    p2 = wp.dot(v2, axis)
-    lo = wp.min(p0, wp.min(p1, p2))
-    hi = wp.max(p0, wp.max(p1, p2))
-    above = (c - r) - hi
-    below = lo - (c + r)
-    if above >= below:
-        return above, axis
-    return below, -axis
-
-
-@wp.func
-def inside_triangle(p: wp.vec3, v0: wp.vec3, v1: wp.vec3, v2: wp.vec3, n: wp.vec3) -> bool:
-    """Whether p projects into the triangle along its normal n."""
-    return (
-        wp.dot(wp.cross(v1 - v0, p - v0), n) >= 0.0
-        and wp.dot(wp.cross(v2 - v1, p - v1), n) >= 0.0
-        and wp.dot(wp.cross(v0 - v2, p - v2), n) >= 0.0
-    )
-
-
-@wp.func
-def triangle_points(
-    box: BoxContacts, pos: wp.vec3, centre: wp.vec3, axes: wp.mat33, v0: wp.vec3, v1: wp.vec3, v2: wp.vec3
-) -> BoxContacts:
-    """box with the hitbox's contact points on one triangle added (see the module docstring)."""
-    tri_n = wp.normalize(wp.cross(v1 - v0, v2 - v0))
-    best, normal = separation(centre, axes, v0, v1, v2, tri_n)
-    # best only grows over the axes and a triangle gives no point once it reaches CONTACT_REACH, so a
-    # triangle already that far along its own normal or a box axis is done (most near a car on a wall).
-    if best >= MESH_CONTACT_REACH:
-        return box
-    along_face = int(1)  # noqa: UP018 (a variable for Warp, not a constant)
-    for i in range(3):
-        gap, n = separation(centre, axes, v0, v1, v2, axes[:, i])
-        if gap > best + 1.0e-3:
-            best = gap
-            normal = n
-            along_face = 0
-    if best >= MESH_CONTACT_REACH:
-        return box
-    edges = wp.matrix_from_rows(v1 - v0, v2 - v1, v0 - v2)
-    for i in range(3):
-        for j in range(3):
-            axis = wp.cross(axes[:, i], edges[j])
-            length = wp.length(axis)
-            if length > 1.0e-3 * wp.length(edges[j]):
-                gap, n = separation(centre, axes, v0, v1, v2, axis / length)
-                if gap > best + 1.0e-3:
-                    best = gap
-                    normal = n
-                    along_face = 0
-    out = box
-    if best >= MESH_CONTACT_REACH:
-        return out
-    if along_face != 0:
-        plane = wp.dot(v0, normal)
-        found = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
-        for k in range(8):
-            corner = box_corner(centre, axes, k)
-            gap = wp.dot(corner, normal) - plane
-            if gap < MESH_CONTACT_REACH and inside_triangle(corner, v0, v1, v2, normal):
-                out = add_point(out, corner - pos, normal, gap, 0.0, -1)
-                found = found + 1
-        if found > 0:
-            return out
-    # One point: the box's support point towards the triangle, moved onto the middle of the penetration.
-    support = centre - axes[0] * (wp.sign(wp.dot(axes[0], normal)) * HITBOX_HALF[0])
-    support = support - axes[1] * (wp.sign(wp.dot(axes[1], normal)) * HITBOX_HALF[1])
-    support = support - axes[2] * (wp.sign(wp.dot(axes[2], normal)) * HITBOX_HALF[2])
-    if along_face == 0:
-        # The triangle's deepest vertex along -normal, against a box face or edge.
-        deepest = v0
-        if wp.dot(v1, normal) > wp.dot(deepest, normal):
-            deepest = v1
-        if wp.dot(v2, normal) > wp.dot(deepest, normal):
-            deepest = v2
-        support = deepest + normal * best
-    return add_point(out, support - pos, normal, best, 0.0, -1)
 
 
 @wp.func
@@ -267,15 +170,16 @@ def find_box_contacts(
             warm = s.car_plane_points[a, c, row, P_IMPULSE] * WARMSTART
             box = add_point(box, offset, n, s.car_plane_points[a, c, row, P_DISTANCE], warm, row)
     if s.plane_only_cars == 0 and mesh_in_reach(s, centre):
-        reach = wp.vec3(box_radius(axes, wp.vec3(1.0, 0.0, 0.0)), box_radius(axes, wp.vec3(0.0, 1.0, 0.0)), 0.0)
-        reach = wp.vec3(reach[0], reach[1], box_radius(axes, wp.vec3(0.0, 0.0, 1.0))) + wp.vec3(CONTACT_REACH)
-        query = wp.mesh_query_aabb(s.arena_mesh, centre - reach, centre + reach)
-        face = int(0)  # noqa: UP018 (mesh_query_aabb_next writes the face index into it)
-        while wp.mesh_query_aabb_next(query, face):
-            v0 = wp.mesh_get_point(s.arena_mesh, face * 3)
-            v1 = wp.mesh_get_point(s.arena_mesh, face * 3 + 1)
-            v2 = wp.mesh_get_point(s.arena_mesh, face * 3 + 2)
-            box = triangle_points(box, pos, centre, axes, v0, v1, v2)
+        update_mesh_manifolds(s, a, c, pos, q, centre, axes, CONTACT_REACH)
+    else:
+        clear_mesh_manifolds(s, a, c)
+    for m in range(CAR_MESH_MANIFOLDS):
+        for k in range(s.car_mesh_count[a, c, m]):
+            row = m * MANIFOLD_POINTS + k
+            offset = wp.quat_rotate(q, mesh_vec(s, a, c, row, M_LOCAL))
+            warm = s.car_mesh_points[a, c, row, M_IMPULSE] * WARMSTART
+            normal = mesh_vec(s, a, c, row, M_NORMAL)
+            box = add_point(box, offset, normal, s.car_mesh_points[a, c, row, M_DISTANCE], warm, MESH_ROWS + row)
     return box
 
 
@@ -312,6 +216,7 @@ def car_arena_box_contact(s: SimState, a: int, c: int):
     else:
         s.car_i[a, c, I_WORLD_CONTACT] = 0
         clear_planes(s, a, c)  # every kept point is out of reach: Bullet's refresh would drop them all
+        clear_mesh_manifolds(s, a, c)
 
 
 @wp.func(inline=False)  # large: kept out of the step kernel, which calls it only for a car near the arena
@@ -397,7 +302,9 @@ def resolve_box_contacts(s: SimState, a: int, c: int, pos: wp.vec3, q: wp.quat, 
                 dv = dv + t * (step / CAR_MASS)
                 dw = dw + inv_inertia_world(q, rt * step)
     for i in range(box.count):
-        if box.row[i] >= 0:
+        if box.row[i] >= MESH_ROWS:
+            s.car_mesh_points[a, c, box.row[i] - MESH_ROWS, M_IMPULSE] = applied[i]
+        elif box.row[i] >= 0:
             s.car_plane_points[a, c, box.row[i], P_IMPULSE] = applied[i]
     s.car_vel[a, c] = v + dv
     s.car_ang[a, c] = w + dw

@@ -123,6 +123,16 @@ def mesh_contact(s: SimState, p: wp.vec3, face: int):
             toward = -nt
         return d, toward, toward
     raw = diff / d
+    return d, edge_adjusted_normal(s, face, v0, v1, v2, q, raw, nt), raw
+
+
+@wp.func
+def edge_adjusted_normal(
+    s: SimState, face: int, v0: wp.vec3, v1: wp.vec3, v2: wp.vec3, q: wp.vec3, raw: wp.vec3, nt: wp.vec3
+) -> wp.vec3:
+    """Bullet's btAdjustInternalEdgeContacts for a contact on mesh triangle `face` (vertices v0 v1 v2, unit
+    normal nt) at the point q on the triangle with normal `raw` (unit, towards the other body): the normal as
+    corrected at the nearest edge shared with another triangle (see mesh_contact), or raw."""
     best = int(-1)  # noqa: UP018 (a variable for Warp, not a constant)
     best_dist = float(1.0e30)  # noqa: UP018 (a variable for Warp, not a constant)
     for k in range(3):
@@ -133,7 +143,7 @@ def mesh_contact(s: SimState, p: wp.vec3, face: int):
                 best = k
                 best_dist = dist
     if best < 0 or best_dist >= EDGE_REACH:
-        return d, raw, raw
+        return raw
     angle = s.arena_edge_angle[face * 3 + best]
     flags = s.arena_edge_flags[face * 3 + best]
     concave = angle == 0.0
@@ -165,7 +175,7 @@ def mesh_contact(s: SimState, p: wp.vec3, face: int):
                     n = clamped
     if concave and wp.dot(nt, raw) >= 0.0:
         n = nt
-    return d, n, raw
+    return n
 
 
 @wp.func

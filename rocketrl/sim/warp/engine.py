@@ -33,6 +33,7 @@ from rocketrl.sim.warp.arena_mesh import soccar_mesh
 from rocketrl.sim.warp.constants import BALL_ARENA_RADIUS, PAD_RADIUS_BIG, PAD_RADIUS_SMALL
 from rocketrl.sim.warp.layout import (
     BALL_MANIFOLDS,
+    CAR_MESH_MANIFOLDS,
     CONTACT_FLOATS,
     E_DEMOS,
     E_PICKUPS,
@@ -48,6 +49,7 @@ from rocketrl.sim.warp.layout import (
     I_HAS_JUMPED,
     I_LAST_HIT_TICK,
     MANIFOLD_POINTS,
+    MESH_POINT_FLOATS,
     NUM_CAR_EVENTS,
     NUM_CAR_F,
     NUM_CAR_I,
@@ -172,6 +174,9 @@ class WarpEngine(Engine):
             "ball_contacts": torch.zeros(a, BALL_MANIFOLDS * MANIFOLD_POINTS, CONTACT_FLOATS, **f32),
             "car_plane_count": torch.zeros(a, n, 4, **i32),
             "car_plane_points": torch.zeros(a, n, 4 * MANIFOLD_POINTS, PLANE_POINT_FLOATS, **f32),
+            "car_mesh_part": torch.full((a, n, CAR_MESH_MANIFOLDS), -1, **i32),
+            "car_mesh_count": torch.zeros(a, n, CAR_MESH_MANIFOLDS, **i32),
+            "car_mesh_points": torch.zeros(a, n, CAR_MESH_MANIFOLDS * MANIFOLD_POINTS, MESH_POINT_FLOATS, **f32),
         }
         self.t["car_rot"][..., 3] = 1.0
         vec_dtypes = {"car_rot": wp.quat, "pads": wp.vec4}
@@ -180,7 +185,7 @@ class WarpEngine(Engine):
             dtype = vec_dtypes.get(name, wp.vec3 if tensor.shape[-1] == 3 and tensor.dtype == torch.float32 else None)
             if name in (
                 "car_f", "car_i", "controls", "ev_car", "scores", "car_team", "pad_timer", "pad_active",
-                "car_plane_count", "car_plane_points",
+                "car_plane_count", "car_plane_points", "car_mesh_part", "car_mesh_count", "car_mesh_points",
             ):  # fmt: skip
                 dtype = None
             if name in ("tick", "goal_latch", "ev_goal", "ev_last_touch"):
@@ -301,6 +306,8 @@ class WarpEngine(Engine):
         t["ball_cache"][rows] = 0.0
         t["car_cache"][rows] = 0.0
         t["car_plane_count"][rows] = 0
+        t["car_mesh_part"][rows] = -1
+        t["car_mesh_count"][rows] = 0
         car_f = torch.zeros(len(rows), self.num_cars, NUM_CAR_F, dtype=torch.float32, device=dev)
         car_f[..., F_BOOST] = state.car_boost.to(dev, torch.float32)
         t["car_f"][rows] = car_f

@@ -10,6 +10,7 @@ from rocketrl.sim.warp.car import car_pre_tick
 from rocketrl.sim.warp.car_arena_box import car_arena_box_contact
 from rocketrl.sim.warp.car_ball import car_ball_contact
 from rocketrl.sim.warp.car_contacts import car_car_contact
+from rocketrl.sim.warp.car_mesh_manifold import clear_mesh_manifolds
 from rocketrl.sim.warp.car_plane_manifold import clear_planes
 from rocketrl.sim.warp.collisions import ball_arena_contact
 from rocketrl.sim.warp.constants import (
@@ -96,6 +97,7 @@ def respawn(s: SimState, a: int, c: int, tick: int):
     s.car_i[a, c, I_BUMP_OTHER] = -1
     s.car_i[a, c, I_LAST_HIT_TICK] = -10
     clear_planes(s, a, c)
+    clear_mesh_manifolds(s, a, c)
 
 
 @wp.func

@@ -106,11 +106,21 @@ P_IMPULSE = 6  # normal impulse the point ended its last tick with
 P_DISTANCE = 7  # signed distance at the latest refresh (uu)
 PLANE_POINT_FLOATS = 8
 
+# Car-mesh contact manifolds (rocketrl.sim.warp.car_mesh_manifold): manifolds per car, car_mesh_points columns.
+CAR_MESH_MANIFOLDS = 3
+M_LOCAL = 0  # 3 floats: the point on the car, body axes, relative to the car origin (uu)
+M_ON_MESH = 3  # 3 floats: the point on the mesh (world uu)
+M_NORMAL = 6  # 3 floats: unit normal from the mesh towards the car, fixed when the point is made
+M_IMPULSE = 9  # normal impulse the point ended its last tick with
+M_DISTANCE = 10  # signed distance at the latest refresh (uu)
+MESH_POINT_FLOATS = 11
+
 # Make the column numbers usable inside kernels.
 for _name, _value in list(globals().items()):
     if (
-        _name[:2] in ("F_", "I_", "E_", "C_", "P_")
+        _name[:2] in ("F_", "I_", "E_", "C_", "P_", "M_")
         or _name in ("BALL_MANIFOLDS", "MANIFOLD_POINTS", "PLANE_POINT_FLOATS")
+        or _name in ("CAR_MESH_MANIFOLDS", "MESH_POINT_FLOATS")
     ) and isinstance(_value, int):
         globals()[_name] = wp.constant(_value)
 
@@ -184,6 +194,13 @@ class SimState:
     """(A, C, 4) points in each car's contact manifold with each arena plane (car_plane_manifold)."""
     car_plane_points: wp.array4d(dtype=float)
     """(A, C, 4 * MANIFOLD_POINTS, PLANE_POINT_FLOATS) those manifolds' points, columns P_*."""
+    car_mesh_part: wp.array3d(dtype=int)
+    """(A, C, CAR_MESH_MANIFOLDS) the mesh file of each of a car's mesh contact manifolds, -1 free
+    (car_mesh_manifold)."""
+    car_mesh_count: wp.array3d(dtype=int)
+    """(A, C, CAR_MESH_MANIFOLDS) points in each of those manifolds."""
+    car_mesh_points: wp.array4d(dtype=float)
+    """(A, C, CAR_MESH_MANIFOLDS * MANIFOLD_POINTS, MESH_POINT_FLOATS) those manifolds' points, columns M_*."""
     arena_mesh: wp.uint64
     """Id of the soccar collision mesh (rocketrl.sim.warp.arena_mesh), triangles in uu."""
     arena_face_part: wp.array(dtype=int)
