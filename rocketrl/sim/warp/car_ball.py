@@ -12,8 +12,9 @@ tick's forces). Response, as Bullet's sequential impulse solver with RocketSim's
 (restitution 0, friction 2): a normal impulse that stops the approach (whatever the gap, as RocketSim's
 Bullet sets up contacts), a penetration recovered by moving both bodies (split impulse, 80% per tick), one
 friction direction along the sliding velocity within 2 x the normal impulse; SOLVER_ITERATIONS sweeps.
-Bullet keeps the point from tick to tick and warm-starts it, and solves it with the car's other contacts;
-this solves the pair alone, afresh each tick.
+The points of all cars at the ball are solved together (two cars in a 50/50 meet through the ball); Bullet
+also keeps each point from tick to tick and warm-starts it, and solves them with the cars' other contacts
+(the arena, each other); this does not.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from rocketrl.sim.warp.constants import (
     TICK_TIME,
     extra_impulse_factor,
 )
-from rocketrl.sim.warp.layout import E_TOUCHED, F_FORCE_DV, F_TORQUE_DW, I_LAST_HIT_TICK, SimState
+from rocketrl.sim.warp.layout import E_TOUCHED, F_FORCE_DV, F_TORQUE_DW, I_DEMOED, I_LAST_HIT_TICK, SimState
 
 BALL_REACH = wp.constant(60.2535 + 43.3497 + 19.32955 + 91.25 + 2.0334)
 """Centre distance (uu) beyond which the ball cannot reach the hitbox (the sum of its half extents, the
@@ -77,23 +78,55 @@ def rounded_box_gap(local: wp.vec3):
     return -room - HITBOX_MARGIN - BALL_RADIUS, n, face
 
 
+MAX_BALL_CONTACTS = wp.constant(6)
+"""Cars in one arena at most (3v3): each meets the ball with at most one point."""
+Rows6 = wp.types.matrix(shape=(6, 3), dtype=wp.float32)
+Values6 = wp.types.vector(length=6, dtype=wp.float32)
+Index6 = wp.types.vector(length=6, dtype=wp.int32)
+
+
+@wp.struct
+class BallContacts:
+    """This tick's car-ball points of one arena, one per car that reaches the ball, solved together."""
+
+    count: int
+    car: Index6
+    r1: Rows6
+    """Point on the car relative to the car origin (uu)."""
+    r2: Rows6
+    """Point on the ball relative to its centre (uu)."""
+    n: Rows6
+    """Unit normal from the car towards the ball."""
+    t: Rows6
+    """Friction direction."""
+    inv_n: Values6
+    target_n: Values6
+    """Normal impulse that stops the approach (restitution 0), before the others act."""
+    target_push: Values6
+    """Push-out impulse of the penetration (split impulse)."""
+    inv_t: Values6
+    target_t: Values6
+    """Friction impulse that stops the sliding."""
+
+
 @wp.func
-def car_ball_contact(s: SimState, a: int, c: int, tick: int):
-    """Car c against the ball for one tick (module docstring)."""
+def car_ball_point(s: SimState, a: int, c: int, tick: int, contacts: BallContacts) -> BallContacts:
+    """contacts with car c's point against the ball added if the car reaches it (module docstring), after
+    RocketSim's callback for it (the touch and the extra hit)."""
     q = s.car_rot[a, c]
     cp = s.car_pos[a, c]
     centre = cp + wp.quat_rotate(q, HITBOX_OFFSET)
     bp = s.ball_pos[a]
     if wp.length(bp - centre) > BALL_REACH:
-        return
+        return contacts
     gap, n_local, core_point = rounded_box_gap(wp.quat_rotate_inv(q, bp - centre))
     if gap >= CONTACT_REACH:
-        return
-    resolve_car_ball(s, a, c, tick, q, cp, centre, bp, gap, n_local, core_point)
+        return contacts
+    return ball_point_setup(s, a, c, tick, q, cp, centre, bp, gap, n_local, core_point, contacts)
 
 
 @wp.func(inline=False)  # large: kept out of the step kernel, which calls it only for a car at the ball
-def resolve_car_ball(
+def ball_point_setup(
     s: SimState,
     a: int,
     c: int,
@@ -105,8 +138,9 @@ def resolve_car_ball(
     gap: float,
     n_local: wp.vec3,
     core_point: wp.vec3,
-):
-    """car_ball_contact's work for a car within reach of the ball: the callback, then the impulses."""
+    contacts: BallContacts,
+) -> BallContacts:
+    """car_ball_point's work for a car within reach of the ball: the callback, then the point's solver rows."""
     n = wp.quat_rotate(q, n_local)  # from the car towards the ball
     on_car = centre + wp.quat_rotate(q, core_point) + n * HITBOX_MARGIN
     on_ball = bp - n * BALL_RADIUS
@@ -139,59 +173,113 @@ def resolve_car_ball(
     rn2 = wp.cross(r2, n)
     inv_n = 1.0 / (inv_mass + wp.dot(rn1, inv_inertia_world(q, rn1)) + wp.dot(rn2, rn2) * BALL_INV_INERTIA)
     approach = wp.dot(n, bv + wp.cross(bw, r2) - cv - wp.cross(cw, r1))
-    rhs = -approach * inv_n  # restitution 0: stop the approach
-    push_rhs = float(0.0)  # noqa: UP018 (a variable for Warp)
-    if gap < 0.0:
-        push_rhs = -gap * SPLIT_ERP / TICK_TIME * inv_n
     slip = cv + wp.cross(cw, r1) - bv - wp.cross(bw, r2)
     t = tangent_of(n, slip)
     rt1 = wp.cross(r1, t)
     rt2 = wp.cross(r2, t)
+    out = contacts
+    k = out.count
+    out.count = k + 1
+    out.car[k] = c
+    out.r1[k] = r1
+    out.r2[k] = r2
+    out.n[k] = n
+    out.t[k] = t
+    out.inv_n[k] = inv_n
+    out.target_n[k] = -approach * inv_n  # restitution 0: stop the approach
+    out.target_push[k] = 0.0
+    if gap < 0.0:
+        out.target_push[k] = -gap * SPLIT_ERP / TICK_TIME * inv_n
     inv_t = 1.0 / (inv_mass + wp.dot(rt1, inv_inertia_world(q, rt1)) + wp.dot(rt2, rt2) * BALL_INV_INERTIA)
+    out.inv_t[k] = inv_t
     # Bullet's friction target: the angular part without this tick's torques.
-    rhs_t = -(wp.dot(t, cv - bv) + wp.dot(rt1, cw_pre) - wp.dot(rt2, bw)) * inv_t
-    applied = float(0.0)  # noqa: UP018 (a variable for Warp)
-    applied_t = float(0.0)  # noqa: UP018 (a variable for Warp)
-    applied_push = float(0.0)  # noqa: UP018 (a variable for Warp)
-    dv1 = wp.vec3(0.0)
-    dw1 = wp.vec3(0.0)
+    out.target_t[k] = -(wp.dot(t, cv - bv) + wp.dot(rt1, cw_pre) - wp.dot(rt2, bw)) * inv_t
+    return out
+
+
+@wp.func(inline=False)  # large: kept out of the step kernel, which calls it only when a car is at the ball
+def solve_ball_contacts(s: SimState, a: int, bc: BallContacts):
+    """The car-ball points of an arena solved together, as Bullet solves the bodies of one island: each sweep
+    every point's normal (and penetration) row, then every point's friction row (a single point: the order the
+    pair alone had)."""
+    bp = s.ball_pos[a]
+    bv = s.ball_vel[a]
+    bw = s.ball_ang[a]
+    dv1 = Rows6()
+    dw1 = Rows6()
+    pv1 = Rows6()
+    pw1 = Rows6()
+    applied = Values6()
+    applied_t = Values6()
+    applied_push = Values6()
     dv2 = wp.vec3(0.0)
     dw2 = wp.vec3(0.0)
-    pv1 = wp.vec3(0.0)
-    pw1 = wp.vec3(0.0)
     pv2 = wp.vec3(0.0)
     for _it in range(SOLVER_ITERATIONS):
-        change = wp.dot(n, dv2 + wp.cross(dw2, r2) - dv1 - wp.cross(dw1, r1))
-        total = wp.max(applied + rhs - change * inv_n, 0.0)
-        step = total - applied
-        applied = total
-        dv1 = dv1 - n * (step / CAR_MASS)
-        dw1 = dw1 - inv_inertia_world(q, rn1 * step)
-        dv2 = dv2 + n * (step / BALL_MASS)
-        dw2 = dw2 + rn2 * (step * BALL_INV_INERTIA)
-        if push_rhs != 0.0:
-            change = wp.dot(n, pv2 - pv1 - wp.cross(pw1, r1))
-            total = wp.max(applied_push + push_rhs - change * inv_n, 0.0)
-            step = total - applied_push
-            applied_push = total
-            pv1 = pv1 - n * (step / CAR_MASS)
-            pw1 = pw1 - inv_inertia_world(q, rn1 * step)
-            pv2 = pv2 + n * (step / BALL_MASS)
-        if applied > 0.0:
-            limit = CARBALL_FRICTION * applied
-            change = wp.dot(t, dv1 + wp.cross(dw1, r1) - dv2 - wp.cross(dw2, r2))
-            total = wp.clamp(applied_t + rhs_t - change * inv_t, -limit, limit)
-            step = total - applied_t
-            applied_t = total
-            dv1 = dv1 + t * (step / CAR_MASS)
-            dw1 = dw1 + inv_inertia_world(q, rt1 * step)
-            dv2 = dv2 - t * (step / BALL_MASS)
-            dw2 = dw2 - rt2 * (step * BALL_INV_INERTIA)
-    s.car_vel[a, c] = cv + dv1
-    s.car_ang[a, c] = cw + dw1
+        for k in range(bc.count):
+            c = bc.car[k]
+            q = s.car_rot[a, c]
+            n = bc.n[k]
+            r1 = bc.r1[k]
+            r2 = bc.r2[k]
+            rn1 = wp.cross(r1, n)
+            rn2 = wp.cross(r2, n)
+            change = wp.dot(n, dv2 + wp.cross(dw2, r2) - dv1[k] - wp.cross(dw1[k], r1))
+            total = wp.max(applied[k] + bc.target_n[k] - change * bc.inv_n[k], 0.0)
+            step = total - applied[k]
+            applied[k] = total
+            dv1[k] = dv1[k] - n * (step / CAR_MASS)
+            dw1[k] = dw1[k] - inv_inertia_world(q, rn1 * step)
+            dv2 = dv2 + n * (step / BALL_MASS)
+            dw2 = dw2 + rn2 * (step * BALL_INV_INERTIA)
+            if bc.target_push[k] != 0.0:
+                change = wp.dot(n, pv2 - pv1[k] - wp.cross(pw1[k], r1))
+                total = wp.max(applied_push[k] + bc.target_push[k] - change * bc.inv_n[k], 0.0)
+                step = total - applied_push[k]
+                applied_push[k] = total
+                pv1[k] = pv1[k] - n * (step / CAR_MASS)
+                pw1[k] = pw1[k] - inv_inertia_world(q, rn1 * step)
+                pv2 = pv2 + n * (step / BALL_MASS)
+        for k in range(bc.count):
+            if applied[k] > 0.0:
+                c = bc.car[k]
+                q = s.car_rot[a, c]
+                t = bc.t[k]
+                r1 = bc.r1[k]
+                r2 = bc.r2[k]
+                rt1 = wp.cross(r1, t)
+                rt2 = wp.cross(r2, t)
+                limit = CARBALL_FRICTION * applied[k]
+                change = wp.dot(t, dv1[k] + wp.cross(dw1[k], r1) - dv2 - wp.cross(dw2, r2))
+                total = wp.clamp(applied_t[k] + bc.target_t[k] - change * bc.inv_t[k], -limit, limit)
+                step = total - applied_t[k]
+                applied_t[k] = total
+                dv1[k] = dv1[k] + t * (step / CAR_MASS)
+                dw1[k] = dw1[k] + inv_inertia_world(q, rt1 * step)
+                dv2 = dv2 - t * (step / BALL_MASS)
+                dw2 = dw2 - rt2 * (step * BALL_INV_INERTIA)
+    pushed = float(0.0)  # noqa: UP018 (a variable for Warp)
+    for k in range(bc.count):
+        c = bc.car[k]
+        s.car_vel[a, c] = s.car_vel[a, c] + dv1[k]
+        s.car_ang[a, c] = s.car_ang[a, c] + dw1[k]
+        if applied_push[k] > 0.0:
+            pushed = 1.0
+            s.car_pos[a, c] = s.car_pos[a, c] + pv1[k] * TICK_TIME
+            s.car_rot[a, c] = turn(s.car_rot[a, c], pw1[k])
     s.ball_vel[a] = bv + dv2
     s.ball_ang[a] = bw + dw2
-    if applied_push > 0.0:
-        s.car_pos[a, c] = cp + pv1 * TICK_TIME
-        s.car_rot[a, c] = turn(q, pw1)
+    if pushed != 0.0:
         s.ball_pos[a] = bp + pv2 * TICK_TIME
+
+
+@wp.func
+def car_ball_contacts(s: SimState, a: int, num_cars: int, tick: int):
+    """Every car against the ball for one tick (module docstring): each car's point, then all solved together."""
+    bc = BallContacts()
+    bc.count = 0
+    for c in range(num_cars):
+        if s.car_i[a, c, I_DEMOED] == 0:
+            bc = car_ball_point(s, a, c, tick, bc)
+    if bc.count > 0:
+        solve_ball_contacts(s, a, bc)

@@ -8,7 +8,7 @@ import warp as wp
 from rocketrl.sim.warp import layout
 from rocketrl.sim.warp.car import car_pre_tick
 from rocketrl.sim.warp.car_arena_box import car_arena_box_contact
-from rocketrl.sim.warp.car_ball import car_ball_contact
+from rocketrl.sim.warp.car_ball import car_ball_contacts
 from rocketrl.sim.warp.car_contacts import car_car_contact
 from rocketrl.sim.warp.car_mesh_manifold import clear_mesh_manifolds
 from rocketrl.sim.warp.car_plane_manifold import clear_planes
@@ -193,9 +193,7 @@ def step_kernel(s: SimState, ticks: int, num_cars: int, num_pads: int, first_are
             else:
                 car_pre_tick(s, a, c)
         s.ball_vel[a] = s.ball_vel[a] * decay + wp.vec3(0.0, 0.0, GRAVITY_Z * TICK_TIME)
-        for c in range(num_cars):
-            if s.car_i[a, c, I_DEMOED] == 0:
-                car_ball_contact(s, a, c, tick)
+        car_ball_contacts(s, a, num_cars, tick)
         for i in range(num_cars):
             for j in range(i + 1, num_cars):
                 car_car_contact(s, a, i, j)
