@@ -193,11 +193,14 @@ def step_kernel(s: SimState, ticks: int, num_cars: int, num_pads: int, first_are
             else:
                 car_pre_tick(s, a, c)
         s.ball_vel[a] = s.ball_vel[a] * decay + wp.vec3(0.0, 0.0, GRAVITY_Z * TICK_TIME)
+        # The ball's arena contact before the cars' (measured: a car's hit on a ball on the floor then replays
+        # RocketSim's 10x closer, 0.024% of the ball's path against 0.17-0.32%; solving the two together, with
+        # the setups before either, was no better: 0.59 uu at 1 s against 0.11).
+        ball_arena_contact(s, a)
         car_ball_contacts(s, a, num_cars, tick)
         for i in range(num_cars):
             for j in range(i + 1, num_cars):
                 car_car_contact(s, a, i, j)
-        ball_arena_contact(s, a)
         for c in range(num_cars):
             if s.car_i[a, c, I_DEMOED] == 0:
                 car_arena_box_contact(s, a, c)
