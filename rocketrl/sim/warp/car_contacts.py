@@ -23,6 +23,7 @@ from rocketrl.sim.warp.layout import (
     E_WAS_DEMOED,
     F_BUMP_COOLDOWN,
     F_DEMO_TIMER,
+    F_FORCE_DV,
     I_BUMP_OTHER,
     I_DEMOED,
     I_GROUND,
@@ -46,6 +47,12 @@ def demolish(s: SimState, a: int, victim: int, attacker: int):
 
 
 @wp.func
+def force_dv(s: SimState, a: int, c: int) -> wp.vec3:
+    """The velocity car c's forces added this tick (car_pre_tick's F_FORCE_DV)."""
+    return wp.vec3(s.car_f[a, c, F_FORCE_DV], s.car_f[a, c, F_FORCE_DV + 1], s.car_f[a, c, F_FORCE_DV + 2])
+
+
+@wp.func
 def bump(s: SimState, a: int, i: int, j: int, contact: wp.vec3):
     """Car i hitting car j at `contact` (a point on car i, world uu): RocketSim's
     _BtCallback_OnCarCarCollision, one direction."""
@@ -55,13 +62,16 @@ def bump(s: SimState, a: int, i: int, j: int, contact: wp.vec3):
         return
     pi = s.car_pos[a, i]
     pj = s.car_pos[a, j]
-    vi = s.car_vel[a, i]
+    # The velocities RocketSim's callback reads: the bodies' before this tick's forces (gravity, throttle,
+    # boost, jump), which Bullet integrates in its solver after the callbacks.
+    vi = s.car_vel[a, i] - force_dv(s, a, i)
+    vj = s.car_vel[a, j] - force_dv(s, a, j)
     delta = pj - pi
     if wp.dot(vi, delta) <= 0.0 or wp.length(vi) < 1.0e-3:
         return
     vel_dir = wp.normalize(vi)
     towards = wp.dot(vi, wp.normalize(delta))
-    if towards <= wp.dot(s.car_vel[a, j], vel_dir):
+    if towards <= wp.dot(vj, vel_dir):
         return
     qi = s.car_rot[a, i]
     local = wp.quat_rotate_inv(qi, contact - pi)
