@@ -331,10 +331,12 @@ def ball_arena_contact(s: SimState, a: int):
     p = s.ball_pos[a]
     for m in range(BALL_MANIFOLDS):
         s.ball_manifold_object[a, m] = -1
-    # No plane or triangle in reach (the tests below): no point, and resolve_ball_contacts would do nothing.
+    # No plane or triangle in reach (the tests below): no point, and resolve_ball_contacts would do nothing. A
+    # gap equal to the threshold is a contact, as Bullet's `depth > threshold` rejection keeps it: a ball set at
+    # rest (BALL_ARENA_RADIUS up) touches the floor from its first tick.
     near = mesh_in_reach(s, p)
     for plane in range(4):
-        if plane_gap(p, plane) - BALL_RADIUS < BALL_ARENA_RADIUS - BALL_RADIUS:
+        if plane_gap(p, plane) - BALL_RADIUS <= BALL_ARENA_RADIUS - BALL_RADIUS:
             near = True
     if near:
         ball_arena_contact_near(s, a, p)
@@ -345,7 +347,7 @@ def ball_arena_contact_near(s: SimState, a: int, p: wp.vec3):
     """ball_arena_contact's contact points and response for a ball at p (uu) near a plane or the meshes."""
     for plane in range(4):
         gap = plane_gap(p, plane) - BALL_RADIUS
-        if gap < BALL_ARENA_RADIUS - BALL_RADIUS:
+        if gap <= BALL_ARENA_RADIUS - BALL_RADIUS:
             n = plane_normal(plane)
             offset = -n * BALL_RADIUS
             add_ball_contact(s, a, PLANE_OBJECT + plane, offset, n, gap)
