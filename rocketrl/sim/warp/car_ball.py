@@ -120,7 +120,7 @@ def car_ball_point(s: SimState, a: int, c: int, tick: int, contacts: BallContact
     if wp.length(bp - centre) > BALL_REACH:
         return contacts
     gap, n_local, core_point = rounded_box_gap(wp.quat_rotate_inv(q, bp - centre))
-    if gap >= CONTACT_REACH:
+    if gap > CONTACT_REACH:
         return contacts
     return ball_point_setup(s, a, c, tick, q, cp, centre, bp, gap, n_local, core_point, contacts)
 

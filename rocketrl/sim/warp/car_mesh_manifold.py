@@ -304,19 +304,19 @@ def add_mesh_point(
     t1 = axes * (v1 - centre)
     t2 = axes * (v2 - centre)
     sep, n_box, on_box, on_tri = core_overlap(t0, t1, t2, reach + HITBOX_MARGIN)
-    if sep >= reach + HITBOX_MARGIN:
+    if sep > reach + HITBOX_MARGIN:
         return  # the cores are at least that far apart: no point
     distance = float(0.0)  # noqa: UP018 (a variable for Warp)
     if sep > 0.0:
         on_box, on_tri = core_apart(t0, t1, t2)
         gap = wp.length(on_box - on_tri)
-        if gap - HITBOX_MARGIN >= reach:
+        if gap - HITBOX_MARGIN > reach:
             return
         n_box = (on_box - on_tri) / gap
         distance = gap - HITBOX_MARGIN
     else:
         distance = sep - HITBOX_MARGIN
-    if distance >= reach:
+    if distance > reach:
         return
     to_world = wp.transpose(axes)
     normal = to_world * n_box

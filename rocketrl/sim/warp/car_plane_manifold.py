@@ -118,7 +118,7 @@ def add_plane_point(
         vertex[2] = -HITBOX_COLLIDED[2]
     world = centre + wp.quat_rotate(q, vertex)
     distance = wp.dot(world - plane_point(plane), n)
-    if distance >= reach:
+    if distance > reach:  # Bullet rejects depth > threshold only
         return -1
     local = wp.quat_rotate_inv(q, world - pos)
     base = plane * MANIFOLD_POINTS
