@@ -31,7 +31,12 @@ from __future__ import annotations
 
 import warp as wp
 
-from rocketrl.sim.warp.collisions import closest_on_triangle, edge_adjusted_normal, widest_spread_slot
+from rocketrl.sim.warp.collisions import (
+    closest_on_triangle,
+    edge_adjusted_normal,
+    triangle_edge,
+    widest_spread_slot,
+)
 from rocketrl.sim.warp.constants import HITBOX_COLLIDED, HITBOX_CORE, HITBOX_MARGIN
 from rocketrl.sim.warp.layout import (
     CAR_MESH_MANIFOLDS,
@@ -161,14 +166,7 @@ def core_apart(t0: wp.vec3, t1: wp.vec3, t2: wp.vec3):
     for e in range(12):
         lo, hi = box_edge_end(h, e)
         for j in range(3):
-            a = t0
-            b = t1
-            if j == 1:
-                a = t1
-                b = t2
-            elif j == 2:
-                a = t2
-                b = t0
+            a, b = triangle_edge(t0, t1, t2, j)
             pb, pt = segment_closest(lo, hi, a, b)
             d = wp.length_sq(pb - pt)
             if d < best:
@@ -223,14 +221,7 @@ def core_overlap(t0: wp.vec3, t1: wp.vec3, t2: wp.vec3, stop: float):
         return best, n, wp.vec3(0.0), wp.vec3(0.0)
     for i in range(3):
         for j in range(3):
-            a = t0
-            b = t1
-            if j == 1:
-                a = t1
-                b = t2
-            elif j == 2:
-                a = t2
-                b = t0
+            a, b = triangle_edge(t0, t1, t2, j)
             axis = wp.vec3(0.0)
             axis[i] = 1.0
             axis = wp.cross(axis, b - a)
@@ -263,14 +254,7 @@ def core_overlap(t0: wp.vec3, t1: wp.vec3, t2: wp.vec3, stop: float):
         hi = lo
         lo[face] = -h[face]
         hi[face] = h[face]
-        a = t0
-        b = t1
-        if tri_edge == 1:
-            a = t1
-            b = t2
-        elif tri_edge == 2:
-            a = t2
-            b = t0
+        a, b = triangle_edge(t0, t1, t2, tri_edge)
         on_box, on_tri = segment_closest(lo, hi, a, b)
     return best, n, on_box, on_tri
 
