@@ -28,10 +28,14 @@ Generalization (--generalization-games G, default 50): the chosen bot also plays
 against each scripted opponent it never trained against (`rocketrl.policy.scripted`: shadow_goalie,
 ball_chaser), reported under "generalization".
 
+A bot trained on another engine than the final games' (warp) also plays the final games, the same arena seeds
+and spawns, on that engine: its own win rate there, under "train_engine_final".
+
 Every run is recorded (--record, default docs/learn_vs_rule_runs.jsonl; not with --quick): one JSON line
 with the seed, commit, preset, steps, wall times, the final figures, the exact-spawn figure and the
-generalization figures, so the spread over seeds is on file. `--measure REPORT.json` skips training: it
-plays the generalization games of the bot an earlier report chose and records that run.
+generalization figures, so the spread over seeds is on file. `--measure REPORT.json` skips training: the bot
+an earlier report chose plays the games the report lacks (generalization; a warp-trained bot's games on warp),
+and the run is recorded.
 
     python benchmarks/learn_vs_rule.py [--preset vs_rule] [--seed N] [--timesteps N] [--minutes M] [--games 100]
         [--engine rocketsim|warp] [--select-games 32] [--candidates 4] [--kickoff-jitter 5]
@@ -153,6 +157,18 @@ def generalization(bot, args: argparse.Namespace, device) -> dict[str, dict]:
     return figures
 
 
+def train_engine_games(bot, rule, args: argparse.Namespace, engine: str, device) -> dict:
+    """The final games (the same arena seeds and jittered spawns) played again on `engine`, the one the bot
+    trained in: its own win rate there, to set beside RocketSim's (games_summary figures)."""
+    from rocketrl.league.match import play_match
+
+    match = game_config(args, args.games, args.seed + 1)
+    match.env.engine = engine
+    result = play_match(bot, rule, match, "learner", "rule_policy", device=device)
+    print(f"final games on {engine}: {result.summary()}", flush=True)
+    return games_summary(result) | {"engine": engine}
+
+
 def record_line(report: dict) -> dict:
     """The one-line record of a run (see the module docstring)."""
 
@@ -177,6 +193,7 @@ def record_line(report: dict) -> dict:
         "bot": report["bot"],
         "final": brief(report),
         "exact_kickoffs": brief(report.get("exact_kickoffs")),
+        **({"train_engine_final": brief(report["train_engine_final"])} if report.get("train_engine_final") else {}),
         "generalization": {k: brief(v) for k, v in (report.get("generalization") or {}).items()},
         "machine": report.get("machine"),
     }
@@ -238,8 +255,11 @@ def append_record(path: Path, report: dict) -> None:
 
 
 def measure(args: argparse.Namespace) -> None:
-    """--measure: the generalization games of the bot an earlier report chose; the report is updated."""
+    """--measure: the games an earlier report lacks, played by the bot it chose (the generalization games; for
+    a bot trained on another engine than the final games', the final games on that engine); the report is
+    updated and recorded."""
     from rocketrl.policy.load import policy_from_checkpoint
+    from rocketrl.policy.rule import RulePolicy
 
     report_path = Path(args.measure)
     report = json.loads(report_path.read_text())
@@ -248,10 +268,17 @@ def measure(args: argparse.Namespace) -> None:
     args.seed, args.game_seconds = report["seed"], report.get("game_seconds", args.game_seconds)
     args.kickoff_jitter = report.get("kickoff_jitter", args.kickoff_jitter)
     torch.set_num_threads(1)
+    args.games = report.get("games", args.games)
     bot = policy_from_checkpoint(report["bot"], deterministic=greedy)
-    report["generalization"] = generalization(bot, args, "cpu")
+    train_engine = report.get("train_engine", "rocketsim")
+    if train_engine != report.get("eval_engine", "rocketsim") and not report.get("train_engine_final"):
+        rule = RulePolicy(seed=args.seed, compiled=True)
+        report["train_engine_final"] = train_engine_games(bot, rule, args, train_engine, "cpu")
+        report_path.write_text(json.dumps(report, indent=2) + "\n")
+    if not report.get("generalization") and args.generalization_games > 0:
+        report["generalization"] = generalization(bot, args, "cpu")
     report_path.write_text(json.dumps(report, indent=2) + "\n")
-    print(json.dumps(report["generalization"], indent=2))
+    print(json.dumps({k: report.get(k) for k in ("train_engine_final", "generalization")}, indent=2))
     if args.record:
         append_record(Path(args.record), report)
 
@@ -548,6 +575,9 @@ def main() -> None:
         if args.kickoff_jitter > 0 and not args.no_exact:  # the same games from the exact spawns
             match.env.kickoff_jitter = 0.0
             exact = play_match(learner, rule, match, "learner", "rule_policy", device=trainer.device)
+        on_train_engine = None
+        if cfg.env.engine != match.env.engine:  # the same games on the engine the bot trained in
+            on_train_engine = train_engine_games(learner, rule, args, cfg.env.engine, trainer.device)
         unseen = generalization(learner, args, trainer.device) if args.generalization_games > 0 else {}
     finally:
         trainer.close()
@@ -573,6 +603,7 @@ def main() -> None:
         "acting": "greedy" if greedy else "sampled",
         "kickoff_jitter": args.kickoff_jitter,
         "exact_kickoffs": None if exact is None else games_summary(exact),
+        "train_engine_final": on_train_engine,
         "generalization": unseen,
         "target": {"win_rate": 0.7, "elo": 1650, "stretch_win_rate": 0.9, "stretch_elo": 1900},
         "met": final["win_rate"] >= 0.7,

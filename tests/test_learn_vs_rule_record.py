@@ -50,6 +50,38 @@ def test_each_run_appends_one_line_with_seed_commit_and_every_figure(tmp_path) -
     assert json.loads(record.read_text().splitlines()[-1])["team_size"] == "2v2"
 
 
+def test_a_warp_trained_bot_replays_the_final_games_on_warp_and_the_record_keeps_them(tmp_path, monkeypatch) -> None:
+    import rocketrl.league.match as match_module
+
+    bench = load_benchmark()
+    played = []
+
+    class Result:
+        def summary(self) -> str:
+            return "ok"
+
+    def fake_play_match(bot, rule, match, name_a, name_b, device=None):
+        played.append((match.env.engine, match.env.seed, match.env.kickoff_jitter, match.num_games))
+        return Result()
+
+    monkeypatch.setattr(match_module, "play_match", fake_play_match)
+    monkeypatch.setattr(bench, "games_summary", lambda result: figures(3, 0, 7))
+    args = bench.argparse.Namespace(team_size=(1, 1), game_seconds=300.0, kickoff_jitter=5.0, games=100, seed=4)
+    on_warp = bench.train_engine_games("bot", "rule", args, "warp", "cpu")
+    # The final games' arena seeds (seed + 1), spawns and count, on the engine the bot trained in.
+    assert played == [("warp", 5, 5.0, 100)]
+    assert on_warp["engine"] == "warp" and on_warp["wins"] == 3
+    report = {
+        "preset": "vs_rule", "seed": 4, "train_engine": "warp", "steps": 1, "train_wall_seconds": 1.0,
+        "select_wall_seconds": 0.0, "bot": "x", **figures(2, 0, 8), "train_engine_final": on_warp,
+    }  # fmt: skip
+    bench.append_record(tmp_path / "runs.jsonl", report)
+    line = json.loads((tmp_path / "runs.jsonl").read_text())
+    assert line["train_engine_final"]["win_rate"] == 0.3 and line["final"]["win_rate"] == 0.2
+    bench.append_record(tmp_path / "plain.jsonl", {**report, "train_engine_final": None})
+    assert "train_engine_final" not in json.loads((tmp_path / "plain.jsonl").read_text())
+
+
 def test_games_are_played_at_the_team_size_asked_for() -> None:
     bench = load_benchmark()
     args = bench.argparse.Namespace(team_size=(2, 2), game_seconds=60.0, kickoff_jitter=5.0)
