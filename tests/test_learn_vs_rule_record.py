@@ -123,3 +123,11 @@ def test_runs_table_lists_every_run_of_the_preset_with_median_and_lowest() -> No
     assert "60/100" in bench.runs_table([record(0, 70), variant, team], "vs_rule", variant="selfplay_half")
     two = bench.runs_table([record(0, 70), variant, team], "vs_rule", team="2v2")
     assert "30/100" in two and "70/100" not in two and "`vs_rule` (2v2)" in two
+    # Runs trained on warp have a table of their own, with the same final games played on warp beside.
+    on_warp = {**record(0, 20), "train_engine": "warp", "train_engine_final": figures(31, 0, 69)}
+    table = bench.runs_table([record(0, 70), on_warp], "vs_rule")
+    assert "20/100" not in table and "same games on" not in table
+    warp = bench.runs_table([record(0, 70), on_warp], "vs_rule", engine="warp").splitlines()
+    assert "same games on warp" in warp[0] and warp[0].count("|") == warp[1].count("|") == warp[2].count("|")
+    assert "20/100: 20.0%" in warp[2] and "31/100: 31.0%" in warp[2] and "70/100" not in "\n".join(warp)
+    assert "1 run of `vs_rule` trained on warp" in warp[-1]

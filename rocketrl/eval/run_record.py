@@ -1,0 +1,154 @@
+"""The learning benchmark's figures and records: a set of games summed up (win rate with its interval, Elo,
+goals, touches, sides), the one-line record of a run (docs/learn_vs_rule_runs.jsonl) and the Markdown table of
+the recorded runs of a preset that the README shows."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+
+def performance_elo(wins: int, draws: int, losses: int, anchor: float = 1500.0) -> float:
+    """Rating that predicts this score against an opponent rated `anchor` (clipped away from 0 and 1)."""
+    n = wins + draws + losses
+    p = (wins + 0.5 * draws) / n
+    p = min(max(p, 1.0 / (2 * n)), 1.0 - 1.0 / (2 * n))
+    return anchor + 400.0 * math.log10(p / (1.0 - p))
+
+
+def by_side(result) -> dict[str, dict[str, int]]:
+    """The learner's wins, draws, losses and goals as blue and as orange (each side half the games)."""
+    sides = {}
+    for team, side in ((0, "blue"), (1, "orange")):
+        games = [g for g in result.games if g.a_team == team]
+        sides[side] = {
+            "games": len(games),
+            "wins": sum(g.goals_a > g.goals_b for g in games),
+            "draws": sum(g.goals_a == g.goals_b for g in games),
+            "losses": sum(g.goals_a < g.goals_b for g in games),
+            "goals_for": sum(g.goals_a for g in games),
+            "goals_against": sum(g.goals_b for g in games),
+        }
+    return sides
+
+
+def games_summary(result) -> dict:
+    """The figures of a set of final games: record, win rate with its interval, Elo, goals, touches, sides."""
+    rate, low, high = result.win_rate_interval()
+    return {
+        "eval_wall_seconds": round(result.wall_seconds, 1),
+        "games": result.num_games,
+        "wins": result.wins,
+        "draws": result.draws,
+        "losses": result.losses,
+        "win_rate": rate,
+        "win_rate_low": low,
+        "win_rate_high": high,
+        "elo": round(performance_elo(result.wins, result.draws, result.losses), 1),
+        "goals_for": result.goals_for,
+        "goals_against": result.goals_against,
+        "touches_for": result.touches_for,
+        "touches_against": result.touches_against,
+        "by_side": by_side(result),
+    }
+
+
+def record_line(report: dict) -> dict:
+    """The one-line record of a run (see the module docstring)."""
+
+    def brief(figures: dict | None) -> dict | None:
+        if figures is None:
+            return None
+        keys = ("games", "wins", "draws", "losses", "win_rate", "win_rate_low", "win_rate_high", "elo")
+        extra = ("goals_for", "goals_against")
+        return {key: figures[key] for key in keys} | {key: figures[key] for key in extra if key in figures}
+
+    return {
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "seed": report["seed"],
+        "commit": report.get("commit"),
+        "preset": report["preset"],
+        **({"variant": report["variant"], "changes": report["changes"]} if report.get("variant") else {}),
+        "train_engine": report["train_engine"],
+        **({"team_size": report["team_size"]} if report.get("team_size", "1v1") != "1v1" else {}),
+        "steps": report["steps"],
+        "train_wall_seconds": report["train_wall_seconds"],
+        "select_wall_seconds": report["select_wall_seconds"],
+        "bot": report["bot"],
+        "final": brief(report),
+        "exact_kickoffs": brief(report.get("exact_kickoffs")),
+        **({"train_engine_final": brief(report["train_engine_final"])} if report.get("train_engine_final") else {}),
+        "generalization": {k: brief(v) for k, v in (report.get("generalization") or {}).items()},
+        "machine": report.get("machine"),
+    }
+
+
+def rate_text(figures: dict | None) -> str:
+    """'wins/games: rate% (low-high%)' of games_summary figures; '-' for none."""
+    if not figures:
+        return "-"
+    return (
+        f"{figures['wins']}/{figures['games']}: {100 * figures['win_rate']:.1f}% "
+        f"({100 * figures['win_rate_low']:.1f}-{100 * figures['win_rate_high']:.1f}%)"
+    )
+
+
+def runs_table(
+    records: list[dict], preset: str, variant: str = "", team: str = "1v1", engine: str = "rocketsim"
+) -> str:
+    """A Markdown table of every recorded run of `preset` (by seed, then date) with the `variant`'s changes
+    (none: the preset itself) trained on `engine` and measured in `team` games, with the median and the lowest
+    final win rate below. Runs trained on another engine than RocketSim gain a column: the same final games
+    played on that engine."""
+    runs = (
+        r
+        for r in records
+        if r.get("preset") == preset
+        and r.get("variant", "") == variant
+        and r.get("team_size", "1v1") == team
+        and r.get("train_engine", "rocketsim") == engine
+    )
+    rows = sorted(runs, key=lambda r: (r["seed"], r.get("date", "")))
+    name = f"`{preset}`" + (f" with `{variant}`" if variant else "") + (f" ({team})" if team != "1v1" else "")
+    if engine != "rocketsim":
+        name += f" trained on {engine}"
+    if not rows:
+        return f"no recorded runs of {name}"
+    own = engine != "rocketsim"
+    lines = [
+        "| seed | date | engine | steps | training + selection | vs RulePolicy (jittered) | Elo "
+        + (f"| same games on {engine} " if own else "")
+        + "| exact spawns | vs shadow_goalie | vs ball_chaser |",
+        "|---|---|---|---|---|---|---|" + ("---|" if own else "") + "---|---|---|",
+    ]
+    for r in rows:
+        general = r.get("generalization") or {}
+        minutes = f"{r['train_wall_seconds'] / 60:.0f} + {(r.get('select_wall_seconds') or 0) / 60:.0f} min"
+        lines.append(
+            f"| {r['seed']} | {r.get('date', '-')} | {r.get('train_engine', '-')} | {r['steps'] / 1e6:.1f}M "
+            f"| {minutes} | {rate_text(r['final'])} | {r['final']['elo']:.0f} "
+            + (f"| {rate_text(r.get('train_engine_final'))} " if own else "")
+            + f"| {rate_text(r.get('exact_kickoffs'))} "
+            f"| {rate_text(general.get('shadow_goalie'))} | {rate_text(general.get('ball_chaser'))} |"
+        )
+    rates = sorted(r["final"]["win_rate"] for r in rows)
+    targets = "targets: every run at least 80%, the median 90%"
+    if team != "1v1":
+        targets = f"target in {team}: a bot trained through the team-size curriculum wins at least 70%"
+    median = rates[len(rates) // 2] if len(rates) % 2 else (rates[len(rates) // 2 - 1] + rates[len(rates) // 2]) / 2
+    lines.append("")
+    lines.append(
+        f"{len(rows)} run{'s' if len(rows) != 1 else ''} of {name}: median {100 * median:.1f}%, "
+        f"lowest {100 * rates[0]:.1f}%, "
+        f"highest {100 * rates[-1]:.1f}% against RulePolicy ({targets})."
+    )
+    return "\n".join(lines)
+
+
+def append_record(path: Path, report: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as f:
+        f.write(json.dumps(record_line(report)) + "\n")
+    print(f"run recorded in {path}", flush=True)
