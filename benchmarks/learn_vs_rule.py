@@ -144,7 +144,7 @@ def measure(args: argparse.Namespace) -> None:
     if train_engine != report.get("eval_engine", "rocketsim") and not report.get("train_engine_final"):
         rule = RulePolicy(seed=args.seed, compiled=True)
         report["train_engine_final"] = train_engine_games(bot, rule, args, train_engine, "cpu")
-        report_path.write_text(json.dumps(report, indent=2) + "\n")
+        report_path.write_text(json.dumps(report, indent=2) + "\n")  # kept even if the games below fail
     if not report.get("generalization") and args.generalization_games > 0:
         report["generalization"] = generalization(bot, args, "cpu")
     report_path.write_text(json.dumps(report, indent=2) + "\n")

@@ -38,6 +38,22 @@ def test_a_supersonic_hit_demolishes_in_the_same_tick(meetings) -> None:
         )
 
 
+def test_a_car_respawned_by_rocketsims_random_draw_is_flagged_not_measured() -> None:
+    # Demolished at tick 73 (as in the demolition case), RocketSim respawns it 360 ticks later, at tick 433, from
+    # a random draw: its entries at 4 s (tick 480) are flagged, those at 0.5 s and 1 s and the other car's are not.
+    times = ("0.5s", "1.0s", "4.0s")
+    report = {
+        "demolition": {t: {b: {"position_uu": 1.0} for b in parity.BODIES} for t in times}
+        | {"demolished_tick_rocketsim": [None, 73]},
+        "late": {t: {b: {"position_uu": 1.0} for b in parity.BODIES} for t in times}
+        | {"demolished_tick_rocketsim": [121, None]},  # respawns at tick 481: a tick after 4 s, flagged from 480
+    }
+    parity.flag_random_respawns(report)
+    flagged = {(name, t, b) for name, case in report.items() for t in times for b, e in case[t].items() if len(e) > 1}
+    assert flagged == {("demolition", "4.0s", "car_1"), ("late", "4.0s", "car_0")}
+    assert report["demolition"]["4.0s"]["car_1"]["after_random_respawn"] is True
+
+
 def test_a_car_hits_a_ball_at_rest_the_same_way(meetings) -> None:
     names, paths = meetings
     i = names.index("hit_rolling_ball")
