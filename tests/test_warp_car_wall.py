@@ -32,12 +32,12 @@ ON_WHEELS = (
 """Scripted cases whose car stays on its wheels (or in the air) for the whole 4 s in RocketSim."""
 ON_PLANES = ("side_wall_jump", "ceiling_drive")
 """Scripted cases whose car's body lands on an arena plane (on its side on the floor at tick 232, on its roof
-from the ceiling at tick 309) and still follows RocketSim's car for the whole 4 s, through Bullet's kept
-plane contacts (rocketrl.sim.warp.car_plane_manifold; measured: 0.019 and 0.005 uu at most)."""
-ON_MESH = ("drive_up_back_wall",)
-"""Scripted cases whose car's body touches a collision mesh (the back wall's curved foot from tick 170) and still
-follows RocketSim's car for the whole 4 s, through Bullet's kept mesh contacts
-(rocketrl.sim.warp.car_mesh_manifold; measured: 0.025 uu at most, 1.10 uu before them)."""
+from the ceiling at tick 309) and still follows RocketSim's car for the whole 4 s, through Bullet's plane
+contacts (rocketrl.sim.warp.car_plane_manifold; measured: 0.019 and 0.005 uu at most)."""
+ON_MESH = ("drive_up_back_wall", "back_wall_drive_down")
+"""Scripted cases whose car's body touches a collision mesh (the back wall's curved foot from tick 170, and from
+tick 111 coming down) and still follows RocketSim's car for the whole 4 s, through Bullet's mesh contacts
+made anew each tick (rocketrl.sim.warp.car_mesh_manifold; measured: 0.0024 and 0.033 uu at most)."""
 POSITION_BOUND_UU = 0.04
 """Largest distance between the two cars at any tick over 4 s on the wheels (measured: 0.033 uu,
 side_wall_drive_along and boost_up_side_wall; 0.010 or less for four of the eight)."""
@@ -46,16 +46,13 @@ ORIENTATION_BOUND_DEG = 0.015
 as it reaches the ceiling; 0.0017 or less for the others)."""
 
 UNTIL: dict[str, tuple[int, str]] = {
-    "back_wall_drive_down": (111, "RocketSim's hitbox touches the back wall's curved foot at tick 111"),
     "side_wall_boost_steer": (173, "a wheel ray lands on the edge between two mesh facets 9 degrees apart"),
     "side_wall_coast": (324, "a wheel ray lands on the edge between two mesh facets 9 degrees apart"),
 }
-"""Scripted cases that part from RocketSim's car (name -> (tick, why)), followed up to that tick: a car body
-touching the arena (rocketrl.sim.warp.car_arena_box approximates Bullet's box contact), or a wheel ray
+"""Scripted cases that part from RocketSim's car (name -> (tick, why)), followed up to that tick: a wheel ray
 hitting within a hair of a facet edge, where the two engines' float rounding (0.01 uu apart) picks different
-facets. Errors at 4 s: 54, 148 and 0.26 uu. back_wall_drive_down parts further since the mesh contacts follow
-Bullet's (7.0 uu before; 28.3 before the plane contacts did); drive_up_back_wall, side_wall_jump and
-ceiling_drive no longer part (ON_MESH, ON_PLANES)."""
+facets. Errors at 4 s: 148 and 0.26 uu. back_wall_drive_down no longer parts (ON_MESH) since the car's arena
+contacts are made anew each tick as RocketSim's broadphase makes them (54 uu at 4 s before)."""
 UNTIL_POSITION_BOUND_UU = 0.02
 """Largest distance over the ticks before the parting (measured: 0.0156 uu, side_wall_boost_steer)."""
 UNTIL_ORIENTATION_BOUND_DEG = 0.005

@@ -1,15 +1,15 @@
 """A car's hitbox against the arena: the Octane box against RocketSim's four planes and the soccar collision
 meshes, with Bullet's contact response.
 
-Planes: Bullet's points, kept from tick to tick (rocketrl.sim.warp.car_plane_manifold): each tick the box
-vertex deepest along a plane's normal, within CONTACT_REACH (Bullet's contact breaking threshold for the
-car), joins the car's manifold with that plane, whose older points are refreshed or dropped.
-Meshes: Bullet's one point per triangle and tick (GJK and EPA on the rounded box), kept from tick to tick in
-one manifold per mesh file (rocketrl.sim.warp.car_mesh_manifold).
+Every contact is made anew each tick: RocketSim's broadphase (btRSBroadphase) removes every pair and adds it
+again at each step, so Bullet's manifolds start empty, no point is kept from the tick before and none is
+warm-started. Planes (rocketrl.sim.warp.car_plane_manifold): the box vertex deepest along each plane's
+normal, within CONTACT_REACH (Bullet's contact breaking threshold for the car). Meshes: Bullet's one point
+per triangle (GJK on the cores, the least overlap where they overlap), up to four per mesh file
+(rocketrl.sim.warp.car_mesh_manifold).
 
 Response, as Bullet's sequential impulse solver with RocketSim's settings and car-world material
-(restitution 0.3, friction 0.3): a kept point starts from 0.85 of the normal impulse it ended the
-last tick with (warm start); per point a normal impulse aiming at restitution x the approach speed, taken
+(restitution 0.3, friction 0.3): per point a normal impulse aiming at restitution x the approach speed, taken
 from the velocities before this tick's forces and torques (gravity, boost, jump, air control: Bullet
 integrates those in its solver; none under RESTITUTION_MIN_SPEED), whatever the point's gap, as RocketSim's
 Bullet sets up contacts; a penetration is recovered by moving the car (split impulse, 80% per tick, at any
@@ -23,7 +23,7 @@ from __future__ import annotations
 import warp as wp
 
 from rocketrl.sim.warp.car_mesh_manifold import clear_mesh_manifolds, mesh_vec, update_mesh_manifolds
-from rocketrl.sim.warp.car_plane_manifold import add_plane_point, clear_planes, point_vec, refresh_plane
+from rocketrl.sim.warp.car_plane_manifold import add_plane_point, clear_planes, point_vec
 from rocketrl.sim.warp.collisions import mesh_in_reach
 from rocketrl.sim.warp.constants import (
     CAR_INV_INERTIA,
@@ -61,8 +61,6 @@ BoxRows = wp.types.matrix(shape=(8, 3), dtype=wp.float32)
 """One 3-vector per contact point."""
 BoxValues = wp.types.vector(length=8, dtype=wp.float32)
 BoxRowsIndex = wp.types.vector(length=8, dtype=wp.int32)
-WARMSTART = wp.constant(0.85)
-"""Share of a kept point's last normal impulse the solver starts from (Bullet's m_warmstartingFactor)."""
 CONTACT_REACH = wp.constant(2.0312278)
 """Gap (uu) within which a point is a contact: Bullet's contact breaking threshold for the car, 0.02 x its
 compound shape's angular motion disc: the bounding-sphere radius of the box Bullet collides (1.53191, from
@@ -88,15 +86,13 @@ class BoxContacts:
     """Unit normal from the arena towards the car."""
     gap: BoxValues
     """Signed distance (uu; negative: penetration)."""
-    warm: BoxValues
-    """Normal impulse the solver starts from (Bullet's warm start: 0.85 of a kept point's last impulse)."""
     row: BoxRowsIndex
-    """The point's row in the car's plane manifolds (car_plane_manifold), or MESH_ROWS + its row in the car's
+    """The point's row in the car's plane points (car_plane_manifold), or MESH_ROWS + its row in the car's
     mesh manifolds (car_mesh_manifold)."""
 
 
 @wp.func
-def add_point(box: BoxContacts, offset: wp.vec3, normal: wp.vec3, gap: float, warm: float, row: int) -> BoxContacts:
+def add_point(box: BoxContacts, offset: wp.vec3, normal: wp.vec3, gap: float, row: int) -> BoxContacts:
     """box with the point added, or replacing its shallowest point if full and the new one is deeper."""
     out = box
     slot = out.count
@@ -112,7 +108,6 @@ def add_point(box: BoxContacts, offset: wp.vec3, normal: wp.vec3, gap: float, wa
     out.offset[slot] = offset
     out.normal[slot] = normal
     out.gap[slot] = gap
-    out.warm[slot] = warm
     out.row[slot] = row
     return out
 
@@ -152,23 +147,16 @@ def box_may_touch(s: SimState, centre: wp.vec3, axes: wp.mat33) -> bool:
 def find_box_contacts(
     s: SimState, a: int, c: int, pos: wp.vec3, q: wp.quat, centre: wp.vec3, axes: wp.mat33
 ) -> BoxContacts:
-    """Car c's hitbox contact points with the arena planes (its kept plane manifolds, refreshed, and this
-    tick's point of each) and the meshes, for the car at pos (uu), orientation q, hitbox centre `centre`
-    and box_axes `axes`."""
+    """Car c's hitbox contact points this tick with the arena planes (one each at most) and the meshes, for the
+    car at pos (uu), orientation q, hitbox centre `centre` and box_axes `axes`."""
     box = BoxContacts()
     box.count = 0
+    clear_planes(s, a, c)  # every contact is made anew each tick (module docstring)
     for plane in range(4):
-        count = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
-        if s.car_plane_count[a, c, plane] > 0:
-            count = refresh_plane(s, a, c, plane, pos, q, CONTACT_REACH)
-        if add_plane_point(s, a, c, plane, pos, q, centre, CONTACT_REACH) >= 0:
-            count = s.car_plane_count[a, c, plane]
-        n = plane_normal(plane)
-        for k in range(count):
-            row = plane * MANIFOLD_POINTS + k
+        row = add_plane_point(s, a, c, plane, pos, q, centre, CONTACT_REACH)
+        if row >= 0:
             offset = wp.quat_rotate(q, point_vec(s, a, c, row, P_LOCAL))
-            warm = s.car_plane_points[a, c, row, P_IMPULSE] * WARMSTART
-            box = add_point(box, offset, n, s.car_plane_points[a, c, row, P_DISTANCE], warm, row)
+            box = add_point(box, offset, plane_normal(plane), s.car_plane_points[a, c, row, P_DISTANCE], row)
     if s.plane_only_cars == 0 and mesh_in_reach(s, centre):
         update_mesh_manifolds(s, a, c, pos, q, centre, axes, CONTACT_REACH)
     else:
@@ -177,9 +165,8 @@ def find_box_contacts(
         for k in range(s.car_mesh_count[a, c, m]):
             row = m * MANIFOLD_POINTS + k
             offset = wp.quat_rotate(q, mesh_vec(s, a, c, row, M_LOCAL))
-            warm = s.car_mesh_points[a, c, row, M_IMPULSE] * WARMSTART
             normal = mesh_vec(s, a, c, row, M_NORMAL)
-            box = add_point(box, offset, normal, s.car_mesh_points[a, c, row, M_DISTANCE], warm, MESH_ROWS + row)
+            box = add_point(box, offset, normal, s.car_mesh_points[a, c, row, M_DISTANCE], MESH_ROWS + row)
     return box
 
 
@@ -215,7 +202,7 @@ def car_arena_box_contact(s: SimState, a: int, c: int):
         resolve_box_contacts(s, a, c, pos, q, centre, axes)
     else:
         s.car_i[a, c, I_WORLD_CONTACT] = 0
-        clear_planes(s, a, c)  # every kept point is out of reach: Bullet's refresh would drop them all
+        clear_planes(s, a, c)
         clear_mesh_manifolds(s, a, c)
 
 
@@ -266,11 +253,6 @@ def resolve_box_contacts(s: SimState, a: int, c: int, pos: wp.vec3, q: wp.quat, 
     applied_push = BoxValues()
     dv = wp.vec3(0.0)
     dw = wp.vec3(0.0)
-    for i in range(box.count):
-        if box.warm[i] != 0.0:
-            applied[i] = box.warm[i]
-            dv = dv + box.normal[i] * (box.warm[i] / CAR_MASS)
-            dw = dw + inv_inertia_world(q, wp.cross(box.offset[i], box.normal[i]) * box.warm[i])
     pv = wp.vec3(0.0)
     pw = wp.vec3(0.0)
     for _it in range(SOLVER_ITERATIONS):

@@ -13,8 +13,8 @@ tick's forces). Response, as Bullet's sequential impulse solver with RocketSim's
 Bullet sets up contacts), a penetration recovered by moving both bodies (split impulse, 80% per tick), one
 friction direction along the sliding velocity within 2 x the normal impulse; SOLVER_ITERATIONS sweeps.
 The points of all cars at the ball are solved together (two cars in a 50/50 meet through the ball); Bullet
-also keeps each point from tick to tick and warm-starts it, and solves them with the cars' other contacts
-(the arena, each other); this does not.
+also solves them with the cars' other contacts (the arena, each other); this does not. No point is kept from
+the tick before (RocketSim's broadphase makes every manifold anew each tick).
 """
 
 from __future__ import annotations

@@ -5,9 +5,10 @@ Response, as Bullet's sequential impulse solver with RocketSim's car-car materia
 friction 0.09): per point a normal impulse aiming at restitution x the points' approach speed (none under
 RESTITUTION_MIN_SPEED; gravity, the same for both cars, does not change it), a penetration recovered by
 moving both cars (split impulse, 80% per tick), one friction direction along the sliding velocity within
-0.09 x the normal impulse; SOLVER_ITERATIONS sweeps, normals then friction. Bullet keeps points from tick
-to tick and warm-starts their impulses, and solves them together with the cars' other contacts; this
-solves the car pair alone. Car i is Bullet's first body (box 1), car j the second.
+0.09 x the normal impulse; SOLVER_ITERATIONS sweeps, normals then friction. No point is kept from the tick
+before or warm-started: RocketSim's broadphase removes every pair and adds it again each tick, so each
+manifold starts empty. Bullet solves the points together with the cars' other contacts; this solves the car
+pair alone. Car i is Bullet's first body (box 1), car j the second.
 """
 
 from __future__ import annotations

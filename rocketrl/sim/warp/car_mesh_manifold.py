@@ -1,36 +1,37 @@
-"""A car's contact manifolds with the arena's collision meshes, kept from tick to tick as RocketSim's Bullet keeps
+"""A car's contact manifolds with the arena's collision meshes, made anew each tick as RocketSim's Bullet makes
 them.
 
 RocketSim adds each soccar .cmf file as its own static body, so a car holds one manifold per mesh file it is
-near (at most CAR_MESH_MANIFOLDS here). Each tick Bullet visits, in its BVH's order, every triangle of the file
-whose box overlaps the bounding box of the car's collided hitbox, and answers the hitbox against the triangle
-with one point (btConvexConvexAlgorithm with GJK and EPA: no polyhedral features and no perturbation in
-RocketSim's configuration): the closest points of the box's core (HITBOX_CORE) and the triangle, the gap less
-the box's rounded margin (HITBOX_MARGIN), or, where the cores overlap, the least penetration. A point within
-the contact breaking threshold joins the manifold (RocketSim never merges it with an old one; a full manifold
-gives up the point whose loss leaves the largest area, never the deepest), its normal is corrected at an
-edge shared with a neighbour as btAdjustInternalEdgeContacts does (the point on the mesh moved to keep the
-gap), and after the file's triangles every kept point is refreshed from the car's pose: dropped once its
-distance along its own normal exceeds the threshold or it slid farther than that (refreshContactPoints).
+near (at most CAR_MESH_MANIFOLDS here). Its broadphase removes every pair and adds it again at each step, so
+each manifold starts empty every tick: no point is kept from the tick before, refreshed or warm-started.
+Each tick Bullet visits, in its BVH's order, every triangle of the file whose box overlaps the bounding box
+of the car's collided hitbox, and answers the hitbox against the triangle with one point
+(btConvexConvexAlgorithm: no polyhedral features and no perturbation in RocketSim's configuration). A point
+within the contact breaking threshold joins the manifold (RocketSim never merges it with another; a full
+manifold gives up the point whose loss leaves the largest area, never the deepest), its normal corrected at
+an edge shared with a neighbour as btAdjustInternalEdgeContacts does (the point on the mesh moved to keep
+the gap).
 
-Closest points. The cores are apart: the closest pair is among a triangle vertex against the box, a box
-vertex against the triangle and a box edge against a triangle edge (every other pairing of features is
-parallel and then one of these attains the same distance), taken in that order, the first of equals kept.
-Where GJK would be free to pick among a whole patch of equal points (faces parallel), this picks a vertex.
-The cores overlap: the least overlap over the 13 separating axes of a box and a triangle, with the feature
-points of that axis as witnesses.
+The point. Where the box's core (HITBOX_CORE) and the triangle are apart, Bullet's GJK gives the closest
+points (rocketrl.sim.warp.gjk replays it step by step, so where a box face lies parallel to the triangle the
+same point of the patch is picked), moved out by the box's rounded margin (HITBOX_MARGIN). Where the cores
+overlap Bullet asks EPA on the rounded box; this takes the least overlap over the 13 separating axes of a
+box and a triangle with the feature points of that axis as witnesses: the same depth and normal (within
+0.004 uu and 1e-4 against Bullet), and the same point unless a box face lies parallel to the triangle
+(there EPA picks a point inside the patch, this a corner).
 
 Storage: car_mesh_part (A, C, CAR_MESH_MANIFOLDS) the mesh file of each manifold (-1 free); car_mesh_count
 (A, C, CAR_MESH_MANIFOLDS); car_mesh_points (A, C, CAR_MESH_MANIFOLDS * MANIFOLD_POINTS, MESH_POINT_FLOATS),
 columns M_*: the point on the car (body axes, relative to the car origin, uu), the point on the mesh (world
-uu), the normal (unit, from the mesh towards the car, fixed when the point is made), the normal impulse it
-ended the last tick with and its distance at the latest refresh (uu).
+uu), the normal (unit, from the mesh towards the car), the normal impulse the solver gave it (diagnostics)
+and its distance (uu).
 """
 
 from __future__ import annotations
 
 import warp as wp
 
+from rocketrl.sim.warp.box_box import BT_UNIT
 from rocketrl.sim.warp.collisions import (
     closest_on_triangle,
     edge_adjusted_normal,
@@ -38,6 +39,7 @@ from rocketrl.sim.warp.collisions import (
     widest_spread_slot,
 )
 from rocketrl.sim.warp.constants import HITBOX_COLLIDED, HITBOX_CORE, HITBOX_MARGIN
+from rocketrl.sim.warp.gjk import GjkResult, gjk_box_triangle
 from rocketrl.sim.warp.layout import (
     CAR_MESH_MANIFOLDS,
     M_DISTANCE,
@@ -46,7 +48,6 @@ from rocketrl.sim.warp.layout import (
     M_NORMAL,
     M_ON_MESH,
     MANIFOLD_POINTS,
-    MESH_POINT_FLOATS,
     SimState,
 )
 
@@ -291,20 +292,34 @@ def add_mesh_point(
     if sep > reach + HITBOX_MARGIN:
         return  # the cores are at least that far apart: no point
     distance = float(0.0)  # noqa: UP018 (a variable for Warp)
+    to_world = wp.transpose(axes)
+    normal = wp.vec3(0.0)
+    on_mesh = wp.vec3(0.0)
+    gjk = GjkResult()
+    gjk.valid = 0
     if sep > 0.0:
-        on_box, on_tri = core_apart(t0, t1, t2)
-        gap = wp.length(on_box - on_tri)
-        if gap - HITBOX_MARGIN > reach:
-            return
-        n_box = (on_box - on_tri) / gap
-        distance = gap - HITBOX_MARGIN
+        gjk = gjk_box_triangle(
+            centre / BT_UNIT, to_world, HITBOX_CORE / BT_UNIT, HITBOX_MARGIN / BT_UNIT,
+            v0 / BT_UNIT, v1 / BT_UNIT, v2 / BT_UNIT, (HITBOX_MARGIN + reach) / BT_UNIT,
+        )  # fmt: skip
+    if gjk.valid != 0:
+        distance = gjk.distance * BT_UNIT
+        normal = gjk.normal
+        on_mesh = gjk.on_triangle * BT_UNIT
     else:
-        distance = sep - HITBOX_MARGIN
+        if sep > 0.0:
+            on_box, on_tri = core_apart(t0, t1, t2)
+            gap = wp.length(on_box - on_tri)
+            if gap - HITBOX_MARGIN > reach:
+                return
+            n_box = (on_box - on_tri) / gap
+            distance = gap - HITBOX_MARGIN
+        else:
+            distance = sep - HITBOX_MARGIN
+        normal = to_world * n_box
+        on_mesh = centre + to_world * on_tri
     if distance > reach:
         return
-    to_world = wp.transpose(axes)
-    normal = to_world * n_box
-    on_mesh = centre + to_world * on_tri
     on_car = on_mesh + normal * distance
     tri_n = wp.normalize(wp.cross(v1 - v0, v2 - v0))
     adjusted = edge_adjusted_normal(s, face, v0, v1, v2, on_mesh, normal, tri_n)
@@ -345,40 +360,12 @@ def add_mesh_point(
 
 
 @wp.func
-def refresh_mesh_manifolds(s: SimState, a: int, c: int, pos: wp.vec3, q: wp.quat, reach: float):
-    """Refresh every mesh manifold of the car at its pose (pos, q): each point's distance along its normal is
-    measured again; a point farther than `reach`, or slid more than `reach` across its normal, is dropped (the
-    last point takes its row); an emptied manifold frees its slot."""
-    for m in range(CAR_MESH_MANIFOLDS):
-        if s.car_mesh_part[a, c, m] < 0:
-            continue
-        base = m * MANIFOLD_POINTS
-        count = s.car_mesh_count[a, c, m]
-        for back in range(count):
-            row = base + count - 1 - back
-            on_car = pos + wp.quat_rotate(q, mesh_vec(s, a, c, row, M_LOCAL))
-            on_mesh = mesh_vec(s, a, c, row, M_ON_MESH)
-            n = mesh_vec(s, a, c, row, M_NORMAL)
-            distance = wp.dot(on_car - on_mesh, n)
-            s.car_mesh_points[a, c, row, M_DISTANCE] = distance
-            drift = on_mesh - (on_car - n * distance)
-            if distance > reach or wp.dot(drift, drift) > reach * reach:
-                last = base + s.car_mesh_count[a, c, m] - 1
-                if row != last:
-                    for f in range(MESH_POINT_FLOATS):
-                        s.car_mesh_points[a, c, row, f] = s.car_mesh_points[a, c, last, f]
-                s.car_mesh_points[a, c, last, M_IMPULSE] = 0.0
-                s.car_mesh_count[a, c, m] = s.car_mesh_count[a, c, m] - 1
-        if s.car_mesh_count[a, c, m] == 0:
-            s.car_mesh_part[a, c, m] = -1
-
-
-@wp.func
 def update_mesh_manifolds(
     s: SimState, a: int, c: int, pos: wp.vec3, q: wp.quat, centre: wp.vec3, axes: wp.mat33, reach: float
 ):
-    """This tick's mesh points of the car (hitbox centred at `centre`, rows of `axes` its axes), added in Bullet's
-    order (by mesh file, then the file's BVH order), then every manifold refreshed."""
+    """This tick's mesh points of the car (hitbox centred at `centre`, rows of `axes` its axes), in fresh manifolds,
+    added in Bullet's order (by mesh file, then the file's BVH order). Bullet refreshes each manifold after its
+    file's triangles, which changes nothing for points made at the pose they are refreshed at."""
     half = wp.vec3(HITBOX_COLLIDED[0], HITBOX_COLLIDED[1], HITBOX_COLLIDED[2])
     extent = wp.vec3(
         wp.abs(axes[0, 0]) * half[0] + wp.abs(axes[1, 0]) * half[1] + wp.abs(axes[2, 0]) * half[2],
@@ -402,14 +389,14 @@ def update_mesh_manifolds(
             keys[k] = key
             faces[k] = face
             found = found + 1
+    clear_mesh_manifolds(s, a, c)  # every manifold starts empty (module docstring)
     for i in range(found):
         add_mesh_point(s, a, c, faces[i], pos, q, centre, axes, reach)
-    refresh_mesh_manifolds(s, a, c, pos, q, reach)
 
 
 @wp.func
 def clear_mesh_manifolds(s: SimState, a: int, c: int):
-    """Forget the car's mesh contacts (it is far from every mesh, or was put somewhere new)."""
+    """Forget the car's mesh contacts (before this tick's, or when it is far from every mesh)."""
     for m in range(CAR_MESH_MANIFOLDS):
         s.car_mesh_part[a, c, m] = -1
         s.car_mesh_count[a, c, m] = 0

@@ -173,7 +173,7 @@ class WarpEngine(Engine):
             "ball_manifold_count": torch.zeros(a, BALL_MANIFOLDS, **i32),
             "ball_contacts": torch.zeros(a, BALL_MANIFOLDS * MANIFOLD_POINTS, CONTACT_FLOATS, **f32),
             "car_plane_count": torch.zeros(a, n, 4, **i32),
-            "car_plane_points": torch.zeros(a, n, 4 * MANIFOLD_POINTS, PLANE_POINT_FLOATS, **f32),
+            "car_plane_points": torch.zeros(a, n, 4, PLANE_POINT_FLOATS, **f32),
             "car_mesh_part": torch.full((a, n, CAR_MESH_MANIFOLDS), -1, **i32),
             "car_mesh_count": torch.zeros(a, n, CAR_MESH_MANIFOLDS, **i32),
             "car_mesh_points": torch.zeros(a, n, CAR_MESH_MANIFOLDS * MANIFOLD_POINTS, MESH_POINT_FLOATS, **f32),

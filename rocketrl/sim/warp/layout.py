@@ -99,11 +99,11 @@ C_NORMAL = 3  # 3 floats
 C_DISTANCE = 6
 CONTACT_FLOATS = 7
 
-# Car-plane contact manifolds (rocketrl.sim.warp.car_plane_manifold): car_plane_points columns.
+# Car-plane contact points (rocketrl.sim.warp.car_plane_manifold): car_plane_points columns.
 P_LOCAL = 0  # 3 floats: the point on the car, body axes, relative to the car origin (uu)
 P_ON_PLANE = 3  # 3 floats: the point on the plane (world uu)
-P_IMPULSE = 6  # normal impulse the point ended its last tick with
-P_DISTANCE = 7  # signed distance at the latest refresh (uu)
+P_IMPULSE = 6  # normal impulse the solver gave the point this tick (diagnostics)
+P_DISTANCE = 7  # signed distance (uu)
 PLANE_POINT_FLOATS = 8
 
 # Car-mesh contact manifolds (rocketrl.sim.warp.car_mesh_manifold): manifolds per car, car_mesh_points columns.
@@ -111,8 +111,8 @@ CAR_MESH_MANIFOLDS = 3
 M_LOCAL = 0  # 3 floats: the point on the car, body axes, relative to the car origin (uu)
 M_ON_MESH = 3  # 3 floats: the point on the mesh (world uu)
 M_NORMAL = 6  # 3 floats: unit normal from the mesh towards the car, fixed when the point is made
-M_IMPULSE = 9  # normal impulse the point ended its last tick with
-M_DISTANCE = 10  # signed distance at the latest refresh (uu)
+M_IMPULSE = 9  # normal impulse the solver gave the point this tick (diagnostics)
+M_DISTANCE = 10  # signed distance (uu)
 MESH_POINT_FLOATS = 11
 
 # Make the column numbers usable inside kernels.
@@ -191,9 +191,9 @@ class SimState:
     point on the ball relative to its centre (uu), C_NORMAL the unit normal from the arena, C_DISTANCE the
     signed gap (uu)."""
     car_plane_count: wp.array3d(dtype=int)
-    """(A, C, 4) points in each car's contact manifold with each arena plane (car_plane_manifold)."""
+    """(A, C, 4) 1 where a car touches an arena plane this tick, else 0 (car_plane_manifold)."""
     car_plane_points: wp.array4d(dtype=float)
-    """(A, C, 4 * MANIFOLD_POINTS, PLANE_POINT_FLOATS) those manifolds' points, columns P_*."""
+    """(A, C, 4, PLANE_POINT_FLOATS) each plane's point this tick, columns P_*."""
     car_mesh_part: wp.array3d(dtype=int)
     """(A, C, CAR_MESH_MANIFOLDS) the mesh file of each of a car's mesh contact manifolds, -1 free
     (car_mesh_manifold)."""
