@@ -22,7 +22,12 @@ from __future__ import annotations
 
 import warp as wp
 
-from rocketrl.sim.warp.car_mesh_manifold import clear_mesh_manifolds, mesh_vec, update_mesh_manifolds
+from rocketrl.sim.warp.car_mesh_manifold import (
+    clear_mesh_manifolds,
+    mesh_vec,
+    set_contact_normal,
+    update_mesh_manifolds,
+)
 from rocketrl.sim.warp.car_plane_manifold import add_plane_point, clear_planes, point_vec
 from rocketrl.sim.warp.collisions import mesh_in_reach
 from rocketrl.sim.warp.constants import (
@@ -36,9 +41,6 @@ from rocketrl.sim.warp.constants import (
 )
 from rocketrl.sim.warp.layout import (
     CAR_MESH_MANIFOLDS,
-    F_CONTACT_NX,
-    F_CONTACT_NY,
-    F_CONTACT_NZ,
     F_FORCE_DV,
     F_TORQUE_DW,
     I_WORLD_CONTACT,
@@ -147,16 +149,13 @@ def box_may_touch(s: SimState, centre: wp.vec3, axes: wp.mat33) -> bool:
 def find_box_contacts(
     s: SimState, a: int, c: int, pos: wp.vec3, q: wp.quat, centre: wp.vec3, axes: wp.mat33
 ) -> BoxContacts:
-    """Car c's hitbox contact points this tick with the arena planes (one each at most) and the meshes, for the
-    car at pos (uu), orientation q, hitbox centre `centre` and box_axes `axes`."""
+    """Car c's hitbox contact points this tick with the meshes, then the arena planes (one each at most), in the
+    order RocketSim's Bullet makes and solves them (its broadphase pairs the car with the mesh files before the
+    planes, which were added after them), for the car at pos (uu), orientation q, hitbox centre `centre` and
+    box_axes `axes`. Each point made writes its normal (before the internal-edge correction) to the car's
+    F_CONTACT_N*, as RocketSim's contact callback does, so the last one made stays for the next tick."""
     box = BoxContacts()
     box.count = 0
-    clear_planes(s, a, c)  # every contact is made anew each tick (module docstring)
-    for plane in range(4):
-        row = add_plane_point(s, a, c, plane, pos, q, centre, CONTACT_REACH)
-        if row >= 0:
-            offset = wp.quat_rotate(q, point_vec(s, a, c, row, P_LOCAL))
-            box = add_point(box, offset, plane_normal(plane), s.car_plane_points[a, c, row, P_DISTANCE], row)
     if s.plane_only_cars == 0 and mesh_in_reach(s, centre):
         update_mesh_manifolds(s, a, c, pos, q, centre, axes, CONTACT_REACH)
     else:
@@ -167,6 +166,14 @@ def find_box_contacts(
             offset = wp.quat_rotate(q, mesh_vec(s, a, c, row, M_LOCAL))
             normal = mesh_vec(s, a, c, row, M_NORMAL)
             box = add_point(box, offset, normal, s.car_mesh_points[a, c, row, M_DISTANCE], MESH_ROWS + row)
+    clear_planes(s, a, c)  # every contact is made anew each tick (module docstring)
+    for plane in range(4):
+        row = add_plane_point(s, a, c, plane, pos, q, centre, CONTACT_REACH)
+        if row >= 0:
+            n = plane_normal(plane)
+            set_contact_normal(s, a, c, n)
+            offset = wp.quat_rotate(q, point_vec(s, a, c, row, P_LOCAL))
+            box = add_point(box, offset, n, s.car_plane_points[a, c, row, P_DISTANCE], row)
     return box
 
 
@@ -192,7 +199,7 @@ def tangent_of(n: wp.vec3, slip: wp.vec3) -> wp.vec3:
 @wp.func(inline=True)  # small, called once per car and tick: no SimState copy for a car far from the arena
 def car_arena_box_contact(s: SimState, a: int, c: int):
     """Car c's hitbox against the arena for one tick: contacts, impulses and push-out (module docstring);
-    records I_WORLD_CONTACT and the first point's normal for auto-flip and auto-roll (RocketSim's
+    records I_WORLD_CONTACT and the last point's normal for auto-flip and auto-roll (RocketSim's
     world contact)."""
     pos = s.car_pos[a, c]
     q = s.car_rot[a, c]
@@ -213,10 +220,6 @@ def resolve_box_contacts(s: SimState, a: int, c: int, pos: wp.vec3, q: wp.quat, 
     s.car_i[a, c, I_WORLD_CONTACT] = int(box.count > 0)
     if box.count == 0:
         return
-    n0 = box.normal[0]
-    s.car_f[a, c, F_CONTACT_NX] = n0[0]
-    s.car_f[a, c, F_CONTACT_NY] = n0[1]
-    s.car_f[a, c, F_CONTACT_NZ] = n0[2]
     v = s.car_vel[a, c]
     w = s.car_ang[a, c]
     # Restitution sees the velocities before this tick's forces and torques, which Bullet integrates in its

@@ -42,6 +42,9 @@ from rocketrl.sim.warp.constants import HITBOX_COLLIDED, HITBOX_CORE, HITBOX_MAR
 from rocketrl.sim.warp.gjk import GjkResult, gjk_box_triangle
 from rocketrl.sim.warp.layout import (
     CAR_MESH_MANIFOLDS,
+    F_CONTACT_NX,
+    F_CONTACT_NY,
+    F_CONTACT_NZ,
     M_DISTANCE,
     M_IMPULSE,
     M_LOCAL,
@@ -261,6 +264,15 @@ def core_overlap(t0: wp.vec3, t1: wp.vec3, t2: wp.vec3, stop: float):
 
 
 @wp.func
+def set_contact_normal(s: SimState, a: int, c: int, n: wp.vec3):
+    """Record n as the car's latest arena contact normal (F_CONTACT_N*), as RocketSim's contact callback records
+    each point's normal in turn; the last one made in a tick steers the next tick's auto-roll and auto-flip."""
+    s.car_f[a, c, F_CONTACT_NX] = n[0]
+    s.car_f[a, c, F_CONTACT_NY] = n[1]
+    s.car_f[a, c, F_CONTACT_NZ] = n[2]
+
+
+@wp.func
 def manifold_of(s: SimState, a: int, c: int, part: int) -> int:
     """The car's manifold slot for mesh file `part`, taking a free one if it has none (-1 if all are used)."""
     free = int(-1)  # noqa: UP018 (a variable for Warp)
@@ -327,6 +339,7 @@ def add_mesh_point(
     m = manifold_of(s, a, c, s.arena_face_part[face])
     if m < 0:
         return
+    set_contact_normal(s, a, c, normal)  # RocketSim's callback sees the normal before the edge correction
     local = wp.quat_rotate_inv(q, on_car - pos)
     base = m * MANIFOLD_POINTS
     count = s.car_mesh_count[a, c, m]
