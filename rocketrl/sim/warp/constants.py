@@ -136,6 +136,9 @@ SUSPENSION_FORCE_SCALE_FRONT = wp.constant(36.0 - 1.0 / 4.0)
 SUSPENSION_FORCE_SCALE_BACK = wp.constant(54.0 + 1.0 / 4.0 + 1.5 / 100.0)
 PUSHBACK_ERP = wp.constant(0.2)
 """Bullet's contact error reduction, used by a wheel's push-back impulse (resolveSingleCollision)."""
+BULLET_DEFAULT_TIME_STEP = wp.constant(1.0 / 60.0)
+"""btContactSolverInfo's time step before a world's first step sets it (s): a wheel's push-back on an arena's
+first tick divides by it."""
 THROTTLE_TORQUE = wp.constant(180.0 * 400.0)
 """Drive force of each wheel at full throttle (THROTTLE_TORQUE_AMOUNT)."""
 BRAKE_TORQUE = wp.constant(180.0 * (14.25 + 1.0 / 3.0))

@@ -22,6 +22,7 @@ from rocketrl.sim.warp.car_arena_box import inv_inertia_world
 from rocketrl.sim.warp.constants import (
     BRAKE_TORQUE,
     BRAKING_NO_THROTTLE_SPEED,
+    BULLET_DEFAULT_TIME_STEP,
     CAR_AUTOROLL_FORCE,
     CAR_AUTOROLL_TORQUE,
     CAR_INV_INERTIA,
@@ -168,7 +169,12 @@ def suspension_impulse(
         arm = wp.cross(offset, n)
         inv_mass = 1.0 / CAR_MASS + wp.dot(n, wp.cross(inv_inertia_world(q, arm), offset))
         jac_inv = 1.0 / inv_mass
-        push = PUSHBACK_ERP * (threshold - trace) / TICK_TIME * jac_inv - normal_vel * jac_inv
+        # RocketSim's push-back reads its world's solver time step before this tick's step sets it: Bullet's
+        # default, 1/60 s, on an arena's first tick (which no reset repeats), the tick after that.
+        step = TICK_TIME
+        if s.tick[a] == 0:
+            step = BULLET_DEFAULT_TIME_STEP
+        push = PUSHBACK_ERP * (threshold - trace) / step * jac_inv - normal_vel * jac_inv
         pushback = wp.max(push, 0.0) / 4.0
         s.car_f[a, c, F_PUSHBACK + k] = pushback
     force = (rest - length) * SUSPENSION_STIFFNESS * inv_along_up
