@@ -116,7 +116,8 @@ def test_distances_match_brute_force_and_overlap_is_left_to_the_caller():
     v = np.cross(normals, u)
     angles = rng.uniform(0.0, 2.0 * np.pi, (n, 3))
     size = rng.uniform(0.3, 5.0, (n, 1, 1))
-    triangles = plane[:, None] + size * (np.cos(angles)[..., None] * u[:, None] + np.sin(angles)[..., None] * v[:, None])
+    around = np.cos(angles)[..., None] * u[:, None] + np.sin(angles)[..., None] * v[:, None]
+    triangles = plane[:, None] + size * around
     r = run(centres, bases, triangles)
     apart = r[:, 8] > 1e-3
     overlap = r[:, 8] < -1e-3
