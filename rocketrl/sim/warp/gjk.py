@@ -44,6 +44,12 @@ def with_row(m: Rows4, i: int, v: wp.vec3) -> Rows4:
 
 
 @wp.func
+def weighted(m: Rows4, b: wp.vec4) -> wp.vec3:
+    """The rows of m weighted by the barycentric coordinates b (a zero weight adds exactly nothing)."""
+    return row(m, 0) * b[0] + row(m, 1) * b[1] + row(m, 2) * b[2] + row(m, 3) * b[3]
+
+
+@wp.func
 def triangle_to_origin(a: wp.vec3, b: wp.vec3, c: wp.vec3):
     """Ericson's closest point of triangle abc to the origin as Bullet's closestPtPointTriangle runs it:
     the barycentric coordinates (vec4, last 0) and the used vertices (bits 0, 1, 2)."""
@@ -293,18 +299,20 @@ def gjk_box_triangle(
             cached_q = row(q, 0) + t * (row(q, 1) - row(q, 0))
             cached_v = cached_p - cached_q
             n, w, p, q = reduce_simplex(n, used, w, p, q)
-        elif n == 3:
-            bary, used = triangle_to_origin(row(w, 0), row(w, 1), row(w, 2))
-            cached_p = row(p, 0) * bary[0] + row(p, 1) * bary[1] + row(p, 2) * bary[2]
-            cached_q = row(q, 0) * bary[0] + row(q, 1) * bary[1] + row(q, 2) * bary[2]
-            cached_v = cached_p - cached_q
-            n, w, p, q = reduce_simplex(n, used, w, p, q)
-            ok = bary_valid(bary)
         else:
-            separated, degenerate_tetra, bary, used = tetrahedron_to_origin(row(w, 0), row(w, 1), row(w, 2), row(w, 3))
+            separated = int(1)  # noqa: UP018 (a variable for Warp)
+            degenerate_tetra = int(0)  # noqa: UP018 (a variable for Warp)
+            bary = wp.vec4(0.0)
+            used = int(0)  # noqa: UP018 (a variable for Warp)
+            if n == 3:
+                bary, used = triangle_to_origin(row(w, 0), row(w, 1), row(w, 2))
+            else:
+                separated, degenerate_tetra, bary, used = tetrahedron_to_origin(
+                    row(w, 0), row(w, 1), row(w, 2), row(w, 3)
+                )
             if separated != 0:
-                cached_p = row(p, 0) * bary[0] + row(p, 1) * bary[1] + row(p, 2) * bary[2] + row(p, 3) * bary[3]
-                cached_q = row(q, 0) * bary[0] + row(q, 1) * bary[1] + row(q, 2) * bary[2] + row(q, 3) * bary[3]
+                cached_p = weighted(p, bary)
+                cached_q = weighted(q, bary)
                 cached_v = cached_p - cached_q
                 n, w, p, q = reduce_simplex(n, used, w, p, q)
                 ok = bary_valid(bary)
