@@ -39,3 +39,19 @@ def test_the_state_file_holds_the_reset_state_and_every_tick(tmp_path, case, car
 def test_an_unknown_case_names_the_cases():
     with pytest.raises(ValueError, match="side_bump"):
         parity_case("no_such_case")
+
+
+def test_the_gjk_cases_lie_where_they_are_meant_to():
+    """rocketrl.diagnostics.gjk_parity's cases: a level triangle under a flat box (axis-aligned, then yawed), then
+    triangles near the box's surface, from the given depth inside its core to 0.06 units out."""
+    import numpy as np
+
+    gjk_parity = pytest.importorskip("rocketrl.diagnostics.gjk_parity")
+    centres, bases, tris = gjk_parity.random_cases(40, depth=0.3, seed=3)
+    assert centres.shape == (40, 3) and bases.shape == (40, 3, 3) and tris.shape == (40, 3, 3)
+    identity = np.broadcast_to(np.eye(3), (40, 3, 3))
+    np.testing.assert_allclose(np.einsum("nij,nkj->nik", bases, bases), identity, atol=1e-9)  # rotations
+    flat = np.arange(40) % 4 < 2
+    assert (np.ptp(tris[flat, :, 2], axis=1) == 0.0).all()  # level triangles
+    np.testing.assert_array_equal(bases[::4], identity[::4])  # axis-aligned boxes
+    assert (bases[flat, 2, 2] == 1.0).all()  # yawed only

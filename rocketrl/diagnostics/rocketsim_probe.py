@@ -10,15 +10,18 @@ whitespace-separated text. Cases: a random 1v1 state or kickoff of car_contact_p
 meeting (car_contact_parity.SCRIPTED) or a scripted wall case (car_wall_parity).
 
     python -m rocketrl.diagnostics.rocketsim_probe CASE [--car C] [--probe PATH] [--tolerance UU_PER_S]
+    python -m rocketrl.diagnostics.rocketsim_probe --gjk N [--gjk-probe PATH] [--gjk-depth UNITS]
 
 prints the first tick where the car's velocity differs by more than the tolerance, each threshold the error
-then crosses, and both engines' contacts on the tick before and the tick of the first difference.
+then crosses, and both engines' contacts on the tick before and the tick of the first difference. With --gjk N
+it instead compares the box-triangle contact on N random cases (rocketrl.diagnostics.gjk_parity).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -30,7 +33,8 @@ from rocketrl.sim.state import ResetState
 
 TICKS = 480
 """Ticks replayed (4 s)."""
-DEFAULT_PROBE = Path(__file__).resolve().parents[2] / "scripts" / "rocketsim_probe" / "build" / "probe"
+PROBE_BUILD = Path(__file__).resolve().parents[2] / "scripts" / "rocketsim_probe" / "build"
+"""Where scripts/rocketsim_probe/build.sh puts the probes by default."""
 
 
 def parity_case(name: str) -> tuple[ResetState, torch.Tensor, int]:
@@ -198,7 +202,8 @@ def compare(case: str, car: int, probe: Path, tolerance: float, state_file: Path
                 if worst <= threshold < dv:
                     lines.append(f"velocity difference past {threshold:g} uu/s at tick {tick}")
             worst = max(worst, dv)
-            before = warp_contacts(engine, car)
+            if first is None:
+                before = warp_contacts(engine, car)
     finally:
         engine.close()
     if first is None:
@@ -208,12 +213,28 @@ def compare(case: str, car: int, probe: Path, tolerance: float, state_file: Path
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("case", help="random:N, kickoff:N, a scripted meeting (side_bump, ...) or a wall case")
+    parser.add_argument(
+        "case", nargs="?", help="random:N, kickoff:N, a scripted meeting (side_bump, ...) or a wall case"
+    )
     parser.add_argument("--car", type=int, default=0)
-    parser.add_argument("--probe", type=Path, default=DEFAULT_PROBE, help="the built probe (scripts/rocketsim_probe)")
+    parser.add_argument("--probe", type=Path, default=PROBE_BUILD / "probe", help="the built probe")
     parser.add_argument("--tolerance", type=float, default=0.02, help="velocity difference that counts (uu/s)")
     parser.add_argument("--state-file", type=Path, default=Path("rocketsim_probe_state.txt"))
+    parser.add_argument("--gjk", type=int, default=0, metavar="N", help="compare the box-triangle contact on N cases")
+    parser.add_argument("--gjk-probe", type=Path, default=PROBE_BUILD / "gjk_probe", help="the built gjk_probe")
+    parser.add_argument(
+        "--gjk-depth", type=float, default=0.01, help="how deep (Bullet units) --gjk's triangles reach into the box"
+    )
     args = parser.parse_args()
+    if args.gjk > 0:
+        from rocketrl.diagnostics.gjk_parity import compare as compare_gjk
+
+        if not args.gjk_probe.exists():
+            raise SystemExit(f"no gjk_probe at {args.gjk_probe}: build it with bash scripts/rocketsim_probe/build.sh")
+        print(json.dumps(compare_gjk(args.gjk_probe, args.gjk, args.gjk_depth), indent=2))
+        return
+    if args.case is None:
+        parser.error("give a CASE, or --gjk N")
     if not args.probe.exists():
         raise SystemExit(f"no probe at {args.probe}: build it with bash scripts/rocketsim_probe/build.sh")
     print(compare(args.case, args.car, args.probe, args.tolerance, args.state_file))

@@ -16,10 +16,12 @@ The point. Where the box's core (HITBOX_CORE) and the triangle are apart, Bullet
 points (rocketrl.sim.warp.gjk replays it step by step, so where a box face lies parallel to the triangle the
 same point of the patch is picked), moved out by the box's rounded margin (HITBOX_MARGIN). Where the cores
 overlap Bullet asks EPA on the rounded box; this takes the least overlap over the 13 separating axes of a
-box and a triangle with the feature points of that axis as witnesses. Against Bullet's EPA on 1,746 random
-overlapping cases (scripts/rocketsim_probe's gjk_probe): the same depth within 0.004 uu, the same normal within
-1e-4 in all but one (turned the other way), and the same point unless a box face lies parallel to the triangle
-(there EPA picks a point inside the patch, this a corner, 53-73 uu apart).
+box and a triangle with the feature points of that axis as witnesses. Against Bullet's EPA on 2,093 random
+overlapping cases (`python -m rocketrl.diagnostics.rocketsim_probe --gjk 4000 --gjk-depth 0.3`): the same depth
+within 0.0035 uu, the same normal within 1e-4 in 2,080, and the same point (a median 0.004 uu off) unless a box
+face lies parallel to the triangle (there EPA picks a point inside the patch, this a corner, a median 61 uu
+apart). Where GJK leaves the answer to EPA with the cores apart (within 0.01 Bullet units, or out of steps),
+this takes the closest features of the cores (core_apart).
 
 Storage: car_mesh_part (A, C, CAR_MESH_MANIFOLDS) the mesh file of each manifold (-1 free); car_mesh_count
 (A, C, CAR_MESH_MANIFOLDS); car_mesh_points (A, C, CAR_MESH_MANIFOLDS * MANIFOLD_POINTS, MESH_POINT_FLOATS),
