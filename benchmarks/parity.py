@@ -36,7 +36,8 @@ percentile and max of the position error, of its share of the distance travelled
 orientation error after 0.5, 1 and 4 s, and the shares of sequences whose cars are within 1 uu and within 1%
 of their path at 1 s and within 5% at 4 s (the targets: 90%, all, all); scripted meetings (a side bump, a
 head-on bump, a supersonic demolition, a 50/50, a hit of a ball at rest) with each error and the tick of each
-demolition in each engine. --no-car-contacts leaves it out.
+demolition in each engine, and beside each error RocketSim's own ("rocketsim_moved"): RocketSim started with the
+blue car 0.001 uu aside, against RocketSim. --no-car-contacts leaves it out.
 
     python benchmarks/parity.py [--out warp_parity.json] [--no-car-air] [--no-car-ground] [--no-car-wall]
         [--no-car-contacts]

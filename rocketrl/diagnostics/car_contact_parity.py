@@ -43,6 +43,11 @@ SCRIPTED: dict[str, tuple[tuple, tuple, tuple, tuple]] = {
 (x, y) at rest on the floor, and (throttle, boost) of each car held for the whole window. `demolition`
 arrives supersonic (over 2200 uu/s) nose first, so RocketSim demolishes the orange car."""
 
+SENSITIVITY_SHIFT_UU = 0.001
+"""How far (uu, along x) the blue car's start is moved for the reference's own sensitivity: each scripted
+meeting is also run through RocketSim from that start and measured against RocketSim from the exact one, the
+error no engine short of RocketSim's own float rounding can stay under."""
+
 
 def contact_paths(state: ResetState, controls: torch.Tensor) -> dict[str, dict[str, torch.Tensor]]:
     """Per engine ("rocketsim", "warp"): "pos" (ticks + 1, A, 3, 3) float64 positions of car 0, car 1 and the
@@ -169,23 +174,49 @@ def scripted_cases(seconds: float = CONTACT_TIMES[-1]) -> tuple[list[str], Reset
     return names, state, controls
 
 
+def with_blue_moved(state: ResetState, shift_uu: float) -> ResetState:
+    """`state` followed by a copy of it whose blue car starts `shift_uu` further along x (2K arenas)."""
+    moved = state.car_pos.clone()
+    moved[:, 0, 0] += shift_uu
+    both = {
+        f.name: torch.cat([getattr(state, f.name), getattr(state, f.name)])
+        for f in dataclasses.fields(state)
+        if isinstance(getattr(state, f.name), torch.Tensor)
+    }
+    both["car_pos"] = torch.cat([state.car_pos, moved])
+    return dataclasses.replace(state, **both)
+
+
+def arenas_of(path: dict[str, torch.Tensor], start: int, stop: int) -> dict[str, torch.Tensor]:
+    """One engine's paths (contact_paths) of arenas start..stop."""
+    return {key: value[:, start:stop] for key, value in path.items()}
+
+
 def scripted_report() -> dict:
     """Per SCRIPTED meeting: per time, each body's position error (uu) and share of its path, the cars'
-    orientation errors (degrees); and the tick each car was first demolished in each engine (None: never)."""
+    orientation errors (degrees), and under "rocketsim_moved" the same errors of RocketSim started with the blue
+    car SENSITIVITY_SHIFT_UU aside against RocketSim (how far the reference parts from itself); and the tick each
+    car was first demolished in each engine (None: never)."""
     names, state, controls = scripted_cases()
-    paths = contact_paths(state, controls)
-    report: dict = {name: {} for name in names}
+    k = len(names)
+    all_paths = contact_paths(with_blue_moved(state, SENSITIVITY_SHIFT_UU), torch.cat([controls, controls], dim=1))
+    paths = {name: arenas_of(p, 0, k) for name, p in all_paths.items()}
+    # errors_at measures its "warp" paths against its "rocketsim" ones: here RocketSim moved against RocketSim.
+    self_paths = {"rocketsim": paths["rocketsim"], "warp": arenas_of(all_paths["rocketsim"], k, 2 * k)}
+    report: dict = {name: {"rocketsim_moved": {"shift_uu": SENSITIVITY_SHIFT_UU}} for name in names}
     for seconds in CONTACT_TIMES:
-        err = errors_at(paths, int(round(seconds * TICKS_PER_SECOND)))
-        for i, name in enumerate(names):
-            report[name][f"{seconds}s"] = {
-                body: {
-                    "position_uu": float(err["position"][i, b]),
-                    "path_share": float(err["relative"][i, b]),
-                    **({"orientation_deg": float(err["orientation"][i, b])} if b < 2 else {}),
+        ticks = int(round(seconds * TICKS_PER_SECOND))
+        for key, err in (("", errors_at(paths, ticks)), ("rocketsim_moved", errors_at(self_paths, ticks))):
+            for i, name in enumerate(names):
+                entry = {
+                    body: {
+                        "position_uu": float(err["position"][i, b]),
+                        "path_share": float(err["relative"][i, b]),
+                        **({"orientation_deg": float(err["orientation"][i, b])} if b < 2 else {}),
+                    }
+                    for b, body in enumerate(BODIES)
                 }
-                for b, body in enumerate(BODIES)
-            }
+                (report[name][key] if key else report[name])[f"{seconds}s"] = entry
     for engine, p in paths.items():
         first = p["demolished"].float().argmax(0)  # (A, 2) first tick demolished, 0 when never
         ever = p["demolished"].any(0)
@@ -210,6 +241,8 @@ def flag_random_respawns(report: dict) -> None:
             for seconds in CONTACT_TIMES:
                 if tick is not None and int(round(seconds * TICKS_PER_SECOND)) >= tick + respawn_ticks - 1:
                     case[f"{seconds}s"][BODIES[c]]["after_random_respawn"] = True
+                    if f"{seconds}s" in case.get("rocketsim_moved", {}):
+                        case["rocketsim_moved"][f"{seconds}s"][BODIES[c]]["after_random_respawn"] = True
 
 
 def car_contact_report() -> dict:
