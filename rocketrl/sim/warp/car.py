@@ -265,7 +265,7 @@ def car_pre_tick(s: SimState, a: int, c: int):
     jump_pressed = jump != 0 and s.car_i[a, c, I_LAST_JUMP] == 0
     pos = s.car_pos[a, c]
     # RocketSim counts a car with 3 or 4 wheels touching as on the ground, from this tick's rays.
-    hits = cast_wheels(s, pos, q, up)
+    hits = cast_wheels(s, a, c, pos, q, up)
     wheels = wheels_touching(hits)
     on_ground = wheels >= 3
     s.car_i[a, c, I_GROUND] = int(on_ground)

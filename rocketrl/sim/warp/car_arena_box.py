@@ -54,6 +54,7 @@ from rocketrl.sim.warp.layout import (
     P_LOCAL,
     SimState,
 )
+from rocketrl.sim.warp.near_faces import box_axes
 from rocketrl.sim.warp.wheel_rays import plane_normal, plane_point
 
 MAX_BOX_POINTS = wp.constant(8)
@@ -121,16 +122,6 @@ def box_radius(axes: wp.mat33, n: wp.vec3) -> float:
         wp.abs(wp.dot(axes[0], n)) * HITBOX_HALF[0]
         + wp.abs(wp.dot(axes[1], n)) * HITBOX_HALF[1]
         + wp.abs(wp.dot(axes[2], n)) * HITBOX_HALF[2]
-    )
-
-
-@wp.func
-def box_axes(q: wp.quat) -> wp.mat33:
-    """The hitbox's axes (rows forward, right, up) at orientation q."""
-    return wp.matrix_from_rows(
-        wp.quat_rotate(q, wp.vec3(1.0, 0.0, 0.0)),
-        wp.quat_rotate(q, wp.vec3(0.0, 1.0, 0.0)),
-        wp.quat_rotate(q, wp.vec3(0.0, 0.0, 1.0)),
     )
 
 

@@ -41,7 +41,7 @@ from rocketrl.sim.warp.collisions import (
     triangle_edge,
     widest_spread_slot,
 )
-from rocketrl.sim.warp.constants import HITBOX_COLLIDED, HITBOX_CORE, HITBOX_MARGIN
+from rocketrl.sim.warp.constants import HITBOX_CORE, HITBOX_MARGIN
 from rocketrl.sim.warp.gjk import GjkResult, gjk_box_triangle
 from rocketrl.sim.warp.layout import (
     CAR_MESH_MANIFOLDS,
@@ -56,6 +56,7 @@ from rocketrl.sim.warp.layout import (
     MANIFOLD_POINTS,
     SimState,
 )
+from rocketrl.sim.warp.near_faces import face_meets, hitbox_extent, listed_for
 
 MAX_CAR_FACES = wp.constant(24)
 """Mesh triangles examined per car and tick at most (the size of CarFaces), nearest to Bullet's order first."""
@@ -290,7 +291,7 @@ def manifold_of(s: SimState, a: int, c: int, part: int) -> int:
     return free
 
 
-@wp.func
+@wp.func(inline=True)  # one call site, once per triangle in reach: inlined, SimState is not copied per triangle
 def add_mesh_point(
     s: SimState, a: int, c: int, face: int, pos: wp.vec3, q: wp.quat, centre: wp.vec3, axes: wp.mat33, reach: float
 ):
@@ -382,29 +383,45 @@ def update_mesh_manifolds(
     """This tick's mesh points of the car (hitbox centred at `centre`, rows of `axes` its axes), in fresh manifolds,
     added in Bullet's order (by mesh file, then the file's BVH order). Bullet refreshes each manifold after its
     file's triangles, which changes nothing for points made at the pose they are refreshed at."""
-    half = wp.vec3(HITBOX_COLLIDED[0], HITBOX_COLLIDED[1], HITBOX_COLLIDED[2])
-    extent = wp.vec3(
-        wp.abs(axes[0, 0]) * half[0] + wp.abs(axes[1, 0]) * half[1] + wp.abs(axes[2, 0]) * half[2],
-        wp.abs(axes[0, 1]) * half[0] + wp.abs(axes[1, 1]) * half[1] + wp.abs(axes[2, 1]) * half[2],
-        wp.abs(axes[0, 2]) * half[0] + wp.abs(axes[1, 2]) * half[1] + wp.abs(axes[2, 2]) * half[2],
-    )
+    extent = hitbox_extent(axes)
+    lo = centre - extent
+    hi = centre + extent
+    found_faces = CarFaces()
+    found = int(0)  # noqa: UP018 (a variable for Warp)
+    listed = listed_for(s, a, c, lo, hi)
+    if listed:
+        # The car's near-face list holds every triangle the BVH query below would give: the same ones, in
+        # the list's order; more than MAX_CAR_FACES, and the BVH query decides which it keeps.
+        for i in range(s.car_near_count[a, c]):
+            face = s.car_near_faces[a, c, i]
+            if face_meets(s, face, lo, hi):
+                if found < MAX_CAR_FACES:
+                    found_faces[found] = face
+                    found = found + 1
+                else:
+                    listed = False
+    if not listed:
+        found = int(0)  # noqa: UP018 (a variable for Warp)
+        query = wp.mesh_query_aabb(s.arena_mesh, lo, hi)
+        face = int(0)  # noqa: UP018 (mesh_query_aabb_next writes the face index into it)
+        while wp.mesh_query_aabb_next(query, face):
+            if found < MAX_CAR_FACES:
+                found_faces[found] = face
+                found = found + 1
+    # Bullet's order: by mesh file, then the file's BVH order.
     faces = CarFaces()
     keys = CarFaces()
-    found = int(0)  # noqa: UP018 (a variable for Warp)
-    query = wp.mesh_query_aabb(s.arena_mesh, centre - extent, centre + extent)
-    face = int(0)  # noqa: UP018 (mesh_query_aabb_next writes the face index into it)
-    while wp.mesh_query_aabb_next(query, face):
-        if found < MAX_CAR_FACES:
-            key = s.arena_face_part[face] * 1000000 + s.arena_face_order[face]
-            k = found
-            for _back in range(found):
-                if keys[k - 1] > key:
-                    keys[k] = keys[k - 1]
-                    faces[k] = faces[k - 1]
-                    k = k - 1
-            keys[k] = key
-            faces[k] = face
-            found = found + 1
+    for n in range(found):
+        face = found_faces[n]
+        key = s.arena_face_part[face] * 1000000 + s.arena_face_order[face]
+        k = n
+        for _back in range(n):
+            if keys[k - 1] > key:
+                keys[k] = keys[k - 1]
+                faces[k] = faces[k - 1]
+                k = k - 1
+        keys[k] = key
+        faces[k] = face
     clear_mesh_manifolds(s, a, c)  # every manifold starts empty (module docstring)
     for i in range(found):
         add_mesh_point(s, a, c, faces[i], pos, q, centre, axes, reach)

@@ -474,7 +474,7 @@ def resolve_ball_contacts(s: SimState, a: int):
     push_ball_out(s, a)
 
 
-@wp.func
+@wp.func(inline=True)  # one call site: inlined, SimState is not copied again for a ball at the arena
 def push_ball_out(s: SimState, a: int):
     """Bullet's split-impulse position correction for the ball's penetrating contact points: sequential
     push impulses (SOLVER_ITERATIONS sweeps, each point pushing out, never pulling in) until every point

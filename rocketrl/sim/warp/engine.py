@@ -4,9 +4,11 @@ State lives in torch tensors on `device` that Warp kernels read and write in pla
 no copies); a step launches one thread per arena that runs all `tick_skip` ticks. `state` and the
 value of `step` are snapshots (clones), valid after later steps, as with RocketSimEngine.
 
-Warp's CPU backend runs a launch on one core, so on the CPU a step splits the arenas into `num_workers`
-contiguous ranges and launches one per Python thread (the compiled kernel runs without the GIL). On
-CUDA a step is one launch.
+Warp's CPU backend runs a launch on one core, so on the CPU a step splits the arenas into contiguous chunks
+(CHUNKS_PER_WORKER per worker) that `num_workers` Python threads take in turn, one launch per chunk (the
+compiled kernel runs without the GIL). Arenas cost unequal time (a car on a ramp or at a wall queries the
+collision meshes, one on the open floor does not), so one fixed range per thread left a thread idle while
+the other finished. On CUDA a step is one launch.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from rocketrl.sim.warp.layout import (
     SimState,
     pad_grid,
 )
+from rocketrl.sim.warp.near_faces import MAX_NEAR_FACES
 
 _initialised = False
 
@@ -97,6 +100,11 @@ def matrix_to_quat(m: torch.Tensor) -> torch.Tensor:
     return q / q.norm(dim=-1, keepdim=True)
 
 
+CHUNKS_PER_WORKER = 8
+"""Launches per worker and step on the CPU: enough for the workers to even out unequal arenas, few enough that
+a launch's cost (about 20 us) stays under 1% of a step."""
+
+
 class WarpEngine(Engine):
     """N soccar arenas of blue_size vs orange_size cars, simulated by Warp kernels on `device`.
 
@@ -104,8 +112,8 @@ class WarpEngine(Engine):
     `step_async` runs the whole step, `step_wait` reads it out), `reset(mask, state)`,
     `reset_kickoff_native(mask, seed)`, `num_workers`, `copy_seconds`, `close()`.
 
-    num_workers: on the CPU, threads that each launch the kernel on a contiguous range of arenas (None: every
-    CPU core, at most one per arena). On CUDA it is ignored and a step is one launch (num_workers = 1).
+    num_workers: on the CPU, threads that launch the kernel on chunks of arenas in turn (None: every CPU core,
+    at most one per arena). On CUDA it is ignored and a step is one launch (num_workers = 1).
 
     plane_only_cars: the cars' wheel rays and bodies meet only the four arena planes, not the collision
     meshes (goals, back walls, ramps, corners), so cars leave the field through them; for measuring what the
@@ -135,9 +143,10 @@ class WarpEngine(Engine):
             self.num_workers = max(1, min(workers, num_arenas))
         else:
             self.num_workers = 1
-        bounds = [num_arenas * k // self.num_workers for k in range(self.num_workers + 1)]
-        self._ranges = [(lo, hi - lo) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
-        """(first arena, arena count) of each launch of a step."""
+        chunks = 1 if self.num_workers == 1 else min(num_arenas, self.num_workers * CHUNKS_PER_WORKER)
+        bounds = [num_arenas * k // chunks for k in range(chunks + 1)]
+        self._ranges = [(lo, hi - lo) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True) if hi > lo]
+        """(first arena, arena count) of each launch of a step, taken by the workers in turn."""
         self._pool = ThreadPoolExecutor(self.num_workers - 1) if self.num_workers > 1 else None
         a, n, dev = num_arenas, self.num_cars, self.device
         f32 = dict(dtype=torch.float32, device=dev)
@@ -177,6 +186,9 @@ class WarpEngine(Engine):
             "car_mesh_part": torch.full((a, n, CAR_MESH_MANIFOLDS), -1, **i32),
             "car_mesh_count": torch.zeros(a, n, CAR_MESH_MANIFOLDS, **i32),
             "car_mesh_points": torch.zeros(a, n, CAR_MESH_MANIFOLDS * MANIFOLD_POINTS, MESH_POINT_FLOATS, **f32),
+            "car_near_faces": torch.zeros(a, n, MAX_NEAR_FACES, **i32),
+            "car_near_count": torch.full((a, n), -1, **i32),
+            "car_near_region": torch.zeros(a, n, 6, **f32),
         }
         self.t["car_rot"][..., 3] = 1.0
         vec_dtypes = {"car_rot": wp.quat, "pads": wp.vec4}
@@ -186,6 +198,7 @@ class WarpEngine(Engine):
             if name in (
                 "car_f", "car_i", "controls", "ev_car", "scores", "car_team", "pad_timer", "pad_active",
                 "car_plane_count", "car_plane_points", "car_mesh_part", "car_mesh_count", "car_mesh_points",
+                "car_near_faces", "car_near_count", "car_near_region",
             ):  # fmt: skip
                 dtype = None
             if name in ("tick", "goal_latch", "ev_goal", "ev_last_touch"):
@@ -230,9 +243,14 @@ class WarpEngine(Engine):
         if self._pool is None:
             self._launch(0, self.num_arenas, ticks)
             return
-        (first, count), *rest = self._ranges
-        pending = [self._pool.submit(self._launch, lo, n, ticks) for lo, n in rest]
-        self._launch(first, count, ticks)
+        chunks = iter(self._ranges)  # shared: each worker takes the next chunk (next() holds the GIL)
+
+        def work() -> None:
+            for first, count in chunks:
+                self._launch(first, count, ticks)
+
+        pending = [self._pool.submit(work) for _ in range(self.num_workers - 1)]
+        work()
         for future in pending:
             future.result()
 

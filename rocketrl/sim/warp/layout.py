@@ -201,6 +201,13 @@ class SimState:
     """(A, C, CAR_MESH_MANIFOLDS) points in each of those manifolds."""
     car_mesh_points: wp.array4d(dtype=float)
     """(A, C, CAR_MESH_MANIFOLDS * MANIFOLD_POINTS, MESH_POINT_FLOATS) those manifolds' points, columns M_*."""
+    car_near_faces: wp.array3d(dtype=int)
+    """(A, C, MAX_NEAR_FACES) a cache: the mesh triangles whose bounds meet the car's listed region
+    (rocketrl.sim.warp.near_faces)."""
+    car_near_count: wp.array2d(dtype=int)
+    """(A, C) how many of car_near_faces are listed; -1: none (no region listed)."""
+    car_near_region: wp.array3d(dtype=float)
+    """(A, C, 6) the listed region's lower then upper corner (uu)."""
     arena_mesh: wp.uint64
     """Id of the soccar collision mesh (rocketrl.sim.warp.arena_mesh), triangles in uu."""
     arena_face_part: wp.array(dtype=int)

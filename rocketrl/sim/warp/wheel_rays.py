@@ -30,6 +30,7 @@ from rocketrl.sim.warp.constants import (
     SUSPENSION_SUBTRACTION,
 )
 from rocketrl.sim.warp.layout import SimState
+from rocketrl.sim.warp.near_faces import box_axes, face_meets, hitbox_centre, hitbox_extent, list_near_faces
 
 WheelRows = wp.types.matrix(shape=(4, 3), dtype=wp.float32)
 """One 3-vector per wheel (row k: wheel k)."""
@@ -106,11 +107,24 @@ def plane_normal(k: int) -> wp.vec3:
     return wp.vec3(-1.0, 0.0, 0.0)
 
 
+@wp.func_native(
+    """float t, u, v, sign;
+wp::vec3 n;
+if (wp::intersect_ray_tri_woop(start, dir, a, b, c, t, u, v, sign, &n))
+    return t;
+return -1.0f;"""
+)
+def ray_triangle_t(start: wp.vec3, dir: wp.vec3, a: wp.vec3, b: wp.vec3, c: wp.vec3) -> float:
+    """The distance along unit `dir` from `start` at which the ray meets triangle (a, b, c), -1 if it misses:
+    Warp's own ray-triangle test (the one wp.mesh_query_ray runs on each triangle), so a ray tested here gets
+    the BVH query's distance bit for bit."""
+    ...
+
+
 @wp.func
-def cast_ray(s: SimState, start: wp.vec3, end: wp.vec3):
-    """Closest arena hit of the segment start -> end: (hit 0/1, fraction of the segment in [0, 1], unit
-    normal towards start). The planes are tested first and a later surface must be strictly closer, as in
-    Bullet's closest-hit callback."""
+def plane_hit(start: wp.vec3, end: wp.vec3):
+    """Closest arena-plane hit of the segment start -> end: (hit 0/1, fraction in [0, 1], unit normal towards
+    start)."""
     best = float(1.0)  # noqa: UP018 (a variable for Warp, not a constant)
     normal = wp.vec3(0.0, 0.0, 1.0)
     hit = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
@@ -127,37 +141,115 @@ def cast_ray(s: SimState, start: wp.vec3, end: wp.vec3):
                 normal = n
                 if dist_a <= 0.0:
                     normal = -n
-    # The ball's reach grid holds every triangle within 93.15 + 1 uu of a cell; a wheel ray (under 50 uu)
-    # starting in an empty cell cannot reach a triangle, so the mesh query is skipped there.
-    if s.plane_only_cars == 0 and mesh_in_reach(s, start):
-        delta = end - start
-        length = wp.length(delta)
-        direction = delta / length
-        query = wp.mesh_query_ray(s.arena_mesh, start, direction, length * best)
-        if query.result:
-            fraction = query.t / length
-            if fraction < best:
-                mesh = s.arena_mesh
-                v0 = wp.mesh_get_point(mesh, query.face * 3)
-                v1 = wp.mesh_get_point(mesh, query.face * 3 + 1)
-                v2 = wp.mesh_get_point(mesh, query.face * 3 + 2)
-                n = wp.normalize(wp.cross(v1 - v0, v2 - v0))
-                best = fraction
-                hit = 1
-                normal = n
-                if wp.dot(n, start - v0) <= 0.0:
-                    normal = -n
     return hit, best, normal
 
 
+@wp.func
+def mesh_hit_normal(s: SimState, face: int, start: wp.vec3) -> wp.vec3:
+    """Unit normal of mesh triangle `face`, turned towards `start` (btTriangleRaycastCallback)."""
+    mesh = s.arena_mesh
+    v0 = wp.mesh_get_point(mesh, face * 3)
+    v1 = wp.mesh_get_point(mesh, face * 3 + 1)
+    v2 = wp.mesh_get_point(mesh, face * 3 + 2)
+    n = wp.normalize(wp.cross(v1 - v0, v2 - v0))
+    if wp.dot(n, start - v0) <= 0.0:
+        n = -n
+    return n
+
+
+@wp.func
+def cast_wheel_ray(s: SimState, a: int, c: int, start: wp.vec3, end: wp.vec3, in_reach: bool, listed: bool):
+    """Closest arena hit of the segment start -> end: (hit 0/1, fraction of the segment in [0, 1], unit
+    normal towards start). The planes are tested first and a later surface must be strictly closer, as in
+    Bullet's closest-hit callback. The meshes are tested only `in_reach`: when `listed`, against the triangles
+    of car c's near-face list (rocketrl.sim.warp.near_faces; it holds every triangle whose bounds meet the
+    segment's), else by a BVH ray query; either way the nearest triangle the ray meets at a distance >= 0 and
+    under the best so far, the first of equals, as wp.mesh_query_ray keeps it."""
+    hit, best, normal = plane_hit(start, end)
+    if in_reach:
+        delta = end - start
+        length = wp.length(delta)
+        direction = delta / length
+        max_t = length * best
+        found = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
+        found_t = float(0.0)  # noqa: UP018 (a variable for Warp, not a constant)
+        found_face = int(-1)  # noqa: UP018 (a variable for Warp, not a constant)
+        if listed:
+            mesh = s.arena_mesh
+            lo = wp.min(start, end)
+            hi = wp.max(start, end)
+            found_t = max_t
+            for i in range(s.car_near_count[a, c]):
+                f = s.car_near_faces[a, c, i]
+                if face_meets(s, f, lo, hi):
+                    t = ray_triangle_t(
+                        start,
+                        direction,
+                        wp.mesh_get_point(mesh, f * 3),
+                        wp.mesh_get_point(mesh, f * 3 + 1),
+                        wp.mesh_get_point(mesh, f * 3 + 2),
+                    )
+                    if t < found_t and t >= 0.0:
+                        found_t = t
+                        found_face = f
+                        found = 1
+        else:
+            query = wp.mesh_query_ray(s.arena_mesh, start, direction, max_t)
+            if query.result:
+                found = 1
+                found_t = query.t
+                found_face = query.face
+        if found != 0:
+            fraction = found_t / length
+            if fraction < best:
+                best = fraction
+                hit = 1
+                normal = mesh_hit_normal(s, found_face, start)
+    return hit, best, normal
+
+
+@wp.func
+def cast_ray(s: SimState, start: wp.vec3, end: wp.vec3):
+    """cast_wheel_ray of one segment on its own: the meshes tested by a BVH ray query where start lies in the
+    mesh's reach grid."""
+    in_reach = s.plane_only_cars == 0 and mesh_in_reach(s, start)
+    return cast_wheel_ray(s, 0, 0, start, end, in_reach, False)
+
+
 @wp.func(inline=True)  # one call site; inlined, its caller's SimState is not copied again per call
-def cast_wheels(s: SimState, pos: wp.vec3, q: wp.quat, up: wp.vec3) -> WheelHits:
-    """The four wheel rays of a car with origin pos (uu), orientation q and up axis up."""
+def cast_wheels(s: SimState, a: int, c: int, pos: wp.vec3, q: wp.quat, up: wp.vec3) -> WheelHits:
+    """The four wheel rays of car c with origin pos (uu), orientation q and up axis up.
+
+    A ray is tested against the meshes only where it starts in the mesh's reach grid. Those rays, and the
+    hitbox where its centre is in that grid, share one near-face list (rocketrl.sim.warp.near_faces)."""
     out = WheelHits()
+    reach = wp.vec4(0.0)
+    lo = wp.vec3(1.0e30)
+    hi = wp.vec3(-1.0e30)
+    any_reach = False
     for k in range(4):
         hard_point = pos + wp.quat_rotate(q, wheel_offset(k))
+        out.hard_point[k] = hard_point
+        # The ball's reach grid holds every triangle within 93.15 + 1 uu of a cell; a wheel ray (under 50 uu)
+        # starting in an empty cell cannot reach a triangle, so the mesh is not tested there.
+        if s.plane_only_cars == 0 and mesh_in_reach(s, hard_point):
+            reach[k] = 1.0
+            target = hard_point - up * ray_length(k)
+            lo = wp.min(lo, wp.min(hard_point, target))
+            hi = wp.max(hi, wp.max(hard_point, target))
+            any_reach = True
+    listed = False
+    if any_reach:
+        centre = hitbox_centre(pos, q)
+        if mesh_in_reach(s, centre):
+            extent = hitbox_extent(box_axes(q))
+            lo = wp.min(lo, centre - extent)
+            hi = wp.max(hi, centre + extent)
+        listed = list_near_faces(s, a, c, lo, hi)
+    for k in range(4):
+        hard_point = out.hard_point[k]
         target = hard_point - up * ray_length(k)
-        hit, fraction, n = cast_ray(s, hard_point, target)
+        hit, fraction, n = cast_wheel_ray(s, a, c, hard_point, target, reach[k] != 0.0, listed)
         contact = target
         trace = float(0.0)  # noqa: UP018 (a variable for Warp, not a constant)
         if hit != 0:
@@ -169,7 +261,6 @@ def cast_wheels(s: SimState, pos: wp.vec3, q: wp.quat, up: wp.vec3) -> WheelHits
         out.contact[k] = contact
         out.normal[k] = n
         out.trace[k] = trace
-        out.hard_point[k] = hard_point
     return out
 
 

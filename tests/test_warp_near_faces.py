@@ -1,0 +1,141 @@
+"""A car's near-face list (rocketrl.sim.warp.near_faces) answers its wheel rays and its hitbox exactly as the BVH
+queries it replaces: the same hits, distances, normals and contact points, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+wp = pytest.importorskip("warp")
+
+from rocketrl.sim.warp.arena_mesh import soccar_triangles  # noqa: E402
+from rocketrl.sim.warp.car_arena_box import CONTACT_REACH  # noqa: E402
+from rocketrl.sim.warp.car_mesh_manifold import update_mesh_manifolds  # noqa: E402
+from rocketrl.sim.warp.engine import WarpEngine  # noqa: E402
+from rocketrl.sim.warp.layout import SimState  # noqa: E402
+from rocketrl.sim.warp.near_faces import (  # noqa: E402
+    box_axes,
+    hitbox_centre,
+    hitbox_extent,
+    list_near_faces,
+)
+from rocketrl.sim.warp.wheel_rays import cast_wheel_ray  # noqa: E402
+
+COUNT = 2000
+
+
+@wp.kernel
+def rays_kernel(
+    s: SimState,
+    starts: wp.array(dtype=wp.vec3),
+    ends: wp.array(dtype=wp.vec3),
+    out: wp.array3d(dtype=float),
+):
+    """out[i, 0]: ray i by a BVH query; out[i, 1]: by arena i's near-face list, listed around the ray
+    (hit, fraction, normal x, y, z, listed)."""
+    i = wp.tid()
+    s.car_near_count[i, 0] = -1
+    for way in range(2):
+        listed = False
+        if way == 1:
+            listed = list_near_faces(s, i, 0, wp.min(starts[i], ends[i]), wp.max(starts[i], ends[i]))
+        hit, fraction, normal = cast_wheel_ray(s, i, 0, starts[i], ends[i], True, listed)
+        out[i, way, 0] = float(hit)
+        out[i, way, 1] = fraction
+        out[i, way, 2] = normal[0]
+        out[i, way, 3] = normal[1]
+        out[i, way, 4] = normal[2]
+        out[i, way, 5] = float(listed)
+
+
+@wp.kernel
+def box_kernel(s: SimState, out: wp.array3d(dtype=float)):
+    """out[i, 0]: car 0 of arena i's mesh manifolds found by a BVH box query; out[i, 1]: by its near-face list
+    (points flattened, then the per-manifold counts and the listed flag)."""
+    i = wp.tid()
+    pos = s.car_pos[i, 0]
+    q = s.car_rot[i, 0]
+    axes = box_axes(q)
+    centre = hitbox_centre(pos, q)
+    extent = hitbox_extent(axes)
+    for way in range(2):
+        s.car_near_count[i, 0] = -1
+        listed = False
+        if way == 1:
+            listed = list_near_faces(s, i, 0, centre - extent, centre + extent)
+        update_mesh_manifolds(s, i, 0, pos, q, centre, axes, CONTACT_REACH)
+        k = int(0)  # noqa: UP018 (a variable for Warp)
+        for m in range(s.car_mesh_points.shape[2]):
+            for f in range(s.car_mesh_points.shape[3]):
+                out[i, way, k] = s.car_mesh_points[i, 0, m, f]
+                k = k + 1
+        for m in range(s.car_mesh_count.shape[2]):
+            out[i, way, k] = float(s.car_mesh_count[i, 0, m])
+            k = k + 1
+        out[i, way, k] = float(listed)
+
+
+def _near_mesh_points(count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Random points of random mesh triangles and those triangles' unit normals."""
+    points, tris, *_ = soccar_triangles()
+    faces = rng.integers(0, len(tris), count)
+    corners = points[tris[faces]].astype(np.float64)
+    on = np.einsum("ij,ijk->ik", rng.dirichlet(np.ones(3), count), corners)
+    n = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    return on, n / np.linalg.norm(n, axis=1, keepdims=True)
+
+
+def test_wheel_rays_by_the_list_match_the_bvh_ray_query_bit_for_bit():
+    rng = np.random.default_rng(7)
+    on, normal = _near_mesh_points(COUNT, rng)
+    direction = -normal + rng.normal(0, 0.6, (COUNT, 3))
+    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+    starts = on - direction * rng.uniform(0, 60, (COUNT, 1))  # some stop short
+    ends = starts + direction * 49.5
+    engine = WarpEngine(COUNT, 1, 0, tick_skip=1)
+    try:
+        out = wp.zeros((COUNT, 2, 6), dtype=float, device="cpu")
+        wp.launch(
+            rays_kernel,
+            dim=COUNT,
+            inputs=[
+                engine._sim,
+                wp.array(starts.astype(np.float32), dtype=wp.vec3, device="cpu"),
+                wp.array(ends.astype(np.float32), dtype=wp.vec3, device="cpu"),
+                out,
+            ],
+            device="cpu",
+        )
+        got = out.numpy()
+    finally:
+        engine.close()
+    listed = got[:, 1, 5] == 1.0
+    assert listed.mean() > 0.95, listed.mean()
+    assert 0.3 * COUNT < got[:, 0, 0].sum() < COUNT  # most rays hit something, not all
+    np.testing.assert_array_equal(got[listed, 1, :5], got[listed, 0, :5])
+
+
+def test_a_hitbox_by_the_list_finds_the_bvh_querys_mesh_contacts_bit_for_bit():
+    rng = np.random.default_rng(8)
+    on, normal = _near_mesh_points(COUNT, rng)
+    engine = WarpEngine(COUNT, 1, 0, tick_skip=1)
+    try:
+        # Hitbox centres 0 to 60 uu off random mesh points, any orientation: from well clear to deep inside.
+        centre = on + normal * rng.uniform(0, 60, (COUNT, 1))
+        quat = rng.normal(size=(COUNT, 4))
+        quat /= np.linalg.norm(quat, axis=1, keepdims=True)
+        engine.t["car_rot"][:, 0] = torch.tensor(quat, dtype=torch.float32)
+        engine.t["car_pos"][:, 0] = torch.tensor(centre, dtype=torch.float32)  # the offset moves it by 25 uu
+        points = engine.t["car_mesh_points"].shape[2] * engine.t["car_mesh_points"].shape[3]
+        counts = engine.t["car_mesh_count"].shape[2]
+        out = wp.zeros((COUNT, 2, points + counts + 1), dtype=float, device="cpu")
+        wp.launch(box_kernel, dim=COUNT, inputs=[engine._sim, out], device="cpu")
+        got = out.numpy()
+    finally:
+        engine.close()
+    listed = got[:, 1, points + counts] == 1.0
+    touching = got[:, 0, points : points + counts].sum(1) > 0
+    # Boxes of any orientation span more than a car on its wheels does; most are still listed.
+    assert listed.mean() > 0.8 and 0.2 < touching.mean() < 0.95, (listed.mean(), touching.mean())
+    np.testing.assert_array_equal(got[listed, 1, : points + counts], got[listed, 0, : points + counts])
