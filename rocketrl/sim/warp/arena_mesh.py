@@ -302,6 +302,10 @@ class SoccarMesh(NamedTuple):
     """(T * 3,) float32 internal_edge_info angles."""
     edge_flags: wp.array
     """(T * 3,) int32 internal_edge_info flags."""
+    face_lower: wp.array
+    """(T,) vec3 each triangle's bounds, lower corner (its vertices' min; the bounds the BVH tests)."""
+    face_upper: wp.array
+    """(T,) vec3 upper corner (its vertices' max)."""
     reach_grid: wp.array
     """(X, Y, Z) int32 mesh_reach_grid for the ball's contact reach."""
     grid_origin: wp.vec3
@@ -318,6 +322,7 @@ def soccar_mesh(device: wp.Device | str, reach: float) -> SoccarMesh:
         if built is None:
             points, indices, parts, orders, angles, flags = soccar_triangles()
             grid, origin = mesh_reach_grid(points, indices, reach)
+            corners = np.asarray(points, dtype=np.float32)[indices.reshape(-1, 3)]  # (T, 3, 3)
             built = SoccarMesh(
                 mesh=wp.Mesh(
                     points=wp.array(points, dtype=wp.vec3, device=device),
@@ -327,6 +332,8 @@ def soccar_mesh(device: wp.Device | str, reach: float) -> SoccarMesh:
                 face_order=wp.array(orders, dtype=wp.int32, device=device),
                 edge_angle=wp.array(angles, dtype=wp.float32, device=device),
                 edge_flags=wp.array(flags, dtype=wp.int32, device=device),
+                face_lower=wp.array(corners.min(axis=1), dtype=wp.vec3, device=device),
+                face_upper=wp.array(corners.max(axis=1), dtype=wp.vec3, device=device),
                 reach_grid=wp.array(grid, dtype=wp.int32, device=device),
                 grid_origin=wp.vec3(*origin.tolist()),
             )

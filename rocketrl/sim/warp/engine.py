@@ -212,6 +212,8 @@ class WarpEngine(Engine):
         self._sim.arena_face_order = arena.face_order
         self._sim.arena_edge_angle = arena.edge_angle
         self._sim.arena_edge_flags = arena.edge_flags
+        self._sim.arena_face_lower = arena.face_lower
+        self._sim.arena_face_upper = arena.face_upper
         self._sim.arena_reach_grid = arena.reach_grid
         self._sim.arena_grid_origin = arena.grid_origin
         self._sim.plane_only_cars = int(plane_only_cars)

@@ -210,6 +210,10 @@ class SimState:
     """(A, C, 6) the listed region's lower then upper corner (uu)."""
     arena_mesh: wp.uint64
     """Id of the soccar collision mesh (rocketrl.sim.warp.arena_mesh), triangles in uu."""
+    arena_face_lower: wp.array(dtype=wp.vec3)
+    """(T,) each mesh triangle's bounds, lower corner (uu; arena_mesh.SoccarMesh.face_lower)."""
+    arena_face_upper: wp.array(dtype=wp.vec3)
+    """(T,) upper corner (uu)."""
     arena_face_part: wp.array(dtype=int)
     """(T,) index of the .cmf file each mesh triangle comes from."""
     arena_reach_grid: wp.array3d(dtype=int)

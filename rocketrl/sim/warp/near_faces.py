@@ -54,13 +54,9 @@ def hitbox_extent(axes: wp.mat33) -> wp.vec3:
 @wp.func
 def face_meets(s: SimState, face: int, lo: wp.vec3, hi: wp.vec3) -> bool:
     """Whether mesh triangle `face`'s bounds meet the box lo..hi: the test a BVH box query makes on each
-    triangle (bounds from the vertices' min and max, touching counts)."""
-    mesh = s.arena_mesh
-    v0 = wp.mesh_get_point(mesh, face * 3)
-    v1 = wp.mesh_get_point(mesh, face * 3 + 1)
-    v2 = wp.mesh_get_point(mesh, face * 3 + 2)
-    f_lo = wp.min(wp.min(v0, v1), v2)
-    f_hi = wp.max(wp.max(v0, v1), v2)
+    triangle (bounds from the vertices' min and max, held in arena_face_lower/upper; touching counts)."""
+    f_lo = s.arena_face_lower[face]
+    f_hi = s.arena_face_upper[face]
     return not (
         lo[0] > f_hi[0] or lo[1] > f_hi[1] or lo[2] > f_hi[2] or hi[0] < f_lo[0] or hi[1] < f_lo[1] or hi[2] < f_lo[2]
     )
