@@ -5,8 +5,9 @@ On a shared machine a run's speed drifts by tens of percent from minute to minut
 are worth, so rates measured one after the other do not compare. Run at once, both trees see the same drift
 (and each its own core); the per-round ratio new / old is the figure. Each side: one launch thread, the
 engine_throughput game (full throttle, boost, a steady steer) for 40 steps, then 20 timed steps of it
-("bench_game") and 20 steps of random controls ("random"), rates in arena-ticks per CPU second. Needs two
-cores and `taskset`. Prints one JSON object.
+("bench_game") and 20 steps of random controls ("random"), rates in arena-ticks per CPU second; both sides
+warm up, then start their timed steps together. Needs two cores and `taskset`. Give the same tree twice for
+the noise floor (new / old should be 1). Prints one JSON object.
 
     python benchmarks/engine_ab.py OLD_TREE NEW_TREE [--rounds 2] [--arenas 1024] [--teams 1,2]
 """
@@ -35,6 +36,8 @@ c[..., 6] = 1.0
 e.t["controls"].copy_(c)
 for _ in range(40):
     e.step_raw()
+print("ready", flush=True)
+sys.stdin.readline()  # both sides start their timed steps together
 t0 = time.process_time()
 for _ in range(20):
     e.step_raw()
@@ -58,12 +61,18 @@ def paired_round(old: Path, new: Path, team: int, arenas: int, swap: bool) -> di
     procs = {
         name: subprocess.Popen(
             ["taskset", "-c", core, sys.executable, "-c", CHILD, str(tree), str(team), str(arenas)],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
         )
         for name, tree, core in (("old", old, cores[0]), ("new", new, cores[1]))
     }
+    for proc in procs.values():  # each has warmed up (imports, kernel load, 40 steps)
+        proc.stdout.readline()
+    for proc in procs.values():
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
     out = {}
     for name, proc in procs.items():
         text, _ = proc.communicate()
