@@ -35,7 +35,6 @@ from rocketrl.sim.warp.constants import (
     CAR_MASS,
     CARWORLD_RESTITUTION,
     HITBOX_HALF,
-    HITBOX_OFFSET,
     RESTITUTION_MIN_SPEED,
     TICK_TIME,
 )
@@ -54,7 +53,7 @@ from rocketrl.sim.warp.layout import (
     P_LOCAL,
     SimState,
 )
-from rocketrl.sim.warp.near_faces import box_axes
+from rocketrl.sim.warp.near_faces import box_axes, hitbox_centre
 from rocketrl.sim.warp.wheel_rays import plane_normal, plane_point
 
 MAX_BOX_POINTS = wp.constant(8)
@@ -198,7 +197,7 @@ def car_arena_box_contact(s: SimState, a: int, c: int):
     pos = s.car_pos[a, c]
     q = s.car_rot[a, c]
     axes = box_axes(q)
-    centre = pos + wp.quat_rotate(q, HITBOX_OFFSET)
+    centre = hitbox_centre(pos, q)
     if box_may_touch(s, centre, axes):
         resolve_box_contacts(s, a, c, pos, q, centre, axes)
     else:

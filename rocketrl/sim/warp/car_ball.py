@@ -35,11 +35,11 @@ from rocketrl.sim.warp.constants import (
     GRAVITY_Z,
     HITBOX_CORE,
     HITBOX_MARGIN,
-    HITBOX_OFFSET,
     TICK_TIME,
     extra_impulse_factor,
 )
 from rocketrl.sim.warp.layout import E_TOUCHED, F_FORCE_DV, F_TORQUE_DW, I_DEMOED, I_LAST_HIT_TICK, SimState
+from rocketrl.sim.warp.near_faces import hitbox_centre
 
 BALL_REACH = wp.constant(60.2535 + 43.3497 + 19.32955 + 91.25 + 2.0334)
 """Centre distance (uu) beyond which the ball cannot reach the hitbox (the sum of its half extents, the
@@ -115,7 +115,7 @@ def car_ball_point(s: SimState, a: int, c: int, tick: int, contacts: BallContact
     RocketSim's callback for it (the touch and the extra hit)."""
     q = s.car_rot[a, c]
     cp = s.car_pos[a, c]
-    centre = cp + wp.quat_rotate(q, HITBOX_OFFSET)
+    centre = hitbox_centre(cp, q)
     bp = s.ball_pos[a]
     if wp.length(bp - centre) > BALL_REACH:
         return contacts

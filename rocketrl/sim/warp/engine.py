@@ -145,7 +145,7 @@ class WarpEngine(Engine):
             self.num_workers = 1
         chunks = 1 if self.num_workers == 1 else min(num_arenas, self.num_workers * CHUNKS_PER_WORKER)
         bounds = [num_arenas * k // chunks for k in range(chunks + 1)]
-        self._ranges = [(lo, hi - lo) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True) if hi > lo]
+        self._ranges = [(lo, hi - lo) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
         """(first arena, arena count) of each launch of a step, taken by the workers in turn."""
         self._pool = ThreadPoolExecutor(self.num_workers - 1) if self.num_workers > 1 else None
         a, n, dev = num_arenas, self.num_cars, self.device

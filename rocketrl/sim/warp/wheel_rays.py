@@ -238,13 +238,14 @@ def cast_wheels(s: SimState, a: int, c: int, pos: wp.vec3, q: wp.quat, up: wp.ve
             lo = wp.min(lo, wp.min(hard_point, target))
             hi = wp.max(hi, wp.max(hard_point, target))
             any_reach = True
+    centre = hitbox_centre(pos, q)
+    if s.plane_only_cars == 0 and mesh_in_reach(s, centre):
+        extent = hitbox_extent(box_axes(q))
+        lo = wp.min(lo, centre - extent)
+        hi = wp.max(hi, centre + extent)
+        any_reach = True
     listed = False
     if any_reach:
-        centre = hitbox_centre(pos, q)
-        if mesh_in_reach(s, centre):
-            extent = hitbox_extent(box_axes(q))
-            lo = wp.min(lo, centre - extent)
-            hi = wp.max(hi, centre + extent)
         listed = list_near_faces(s, a, c, lo, hi)
     for k in range(4):
         hard_point = out.hard_point[k]
