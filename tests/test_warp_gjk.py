@@ -8,6 +8,7 @@ import pytest
 
 wp = pytest.importorskip("warp")
 
+from rocketrl.diagnostics.gjk_parity import launch_cases, random_bases, yaw  # noqa: E402
 from rocketrl.sim.warp.car_mesh_manifold import core_apart, core_overlap  # noqa: E402
 from rocketrl.sim.warp.constants import HITBOX_CORE, HITBOX_MARGIN  # noqa: E402
 from rocketrl.sim.warp.gjk import gjk_box_triangle  # noqa: E402
@@ -52,25 +53,7 @@ def gjk_kernel(
 def run(centres: np.ndarray, bases: np.ndarray, triangles: np.ndarray) -> np.ndarray:
     """Per case (Bullet units; bases' columns the box axes): valid, normal (3), point on the triangle (3),
     distance, then the brute-force core separation and closest-feature gap (uu)."""
-    wp.init()
-    out = wp.zeros((len(centres), 10), dtype=float, device="cpu")
-    wp.launch(
-        gjk_kernel,
-        dim=len(centres),
-        inputs=[
-            wp.array(centres.astype(np.float32), dtype=wp.vec3, device="cpu"),
-            wp.array(bases.astype(np.float32), dtype=wp.mat33, device="cpu"),
-            wp.array(triangles.reshape(-1, 3).astype(np.float32), dtype=wp.vec3, device="cpu"),
-            out,
-        ],
-        device="cpu",
-    )
-    return out.numpy()
-
-
-def yaw(angle: float) -> np.ndarray:
-    c, s = np.cos(angle), np.sin(angle)
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    return launch_cases(gjk_kernel, 10, centres, bases, triangles)
 
 
 def test_a_box_flat_over_a_triangle_gets_the_point_bullet_picks():
@@ -95,17 +78,7 @@ def test_distances_match_brute_force_and_overlap_is_left_to_the_caller():
     rng = np.random.default_rng(7)
     n = 1000
     centres = rng.uniform(-2.0, 2.0, (n, 3))
-    q = rng.normal(size=(n, 4))
-    q /= np.linalg.norm(q, axis=1, keepdims=True)
-    w, x, y, z = q.T
-    bases = np.stack(
-        [
-            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-        ],
-        axis=1,
-    )
+    bases = random_bases(rng, n)
     normals = rng.normal(size=(n, 3))
     normals /= np.linalg.norm(normals, axis=1, keepdims=True)
     half = np.array([float(v) for v in HITBOX_CORE]) / BT

@@ -204,11 +204,12 @@ def scripted_report() -> dict:
     # errors_at measures its "warp" paths against its "rocketsim" ones: here RocketSim moved against RocketSim.
     self_paths = {"rocketsim": paths["rocketsim"], "warp": arenas_of(all_paths["rocketsim"], k, 2 * k)}
     report: dict = {name: {"rocketsim_moved": {"shift_uu": SENSITIVITY_SHIFT_UU}} for name in names}
+    moved = {name: report[name]["rocketsim_moved"] for name in names}
     for seconds in CONTACT_TIMES:
         ticks = int(round(seconds * TICKS_PER_SECOND))
-        for key, err in (("", errors_at(paths, ticks)), ("rocketsim_moved", errors_at(self_paths, ticks))):
+        for err, into in ((errors_at(paths, ticks), report), (errors_at(self_paths, ticks), moved)):
             for i, name in enumerate(names):
-                entry = {
+                into[name][f"{seconds}s"] = {
                     body: {
                         "position_uu": float(err["position"][i, b]),
                         "path_share": float(err["relative"][i, b]),
@@ -216,7 +217,6 @@ def scripted_report() -> dict:
                     }
                     for b, body in enumerate(BODIES)
                 }
-                (report[name][key] if key else report[name])[f"{seconds}s"] = entry
     for engine, p in paths.items():
         first = p["demolished"].float().argmax(0)  # (A, 2) first tick demolished, 0 when never
         ever = p["demolished"].any(0)

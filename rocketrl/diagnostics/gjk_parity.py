@@ -59,9 +59,43 @@ def contact_kernel(
         out[i, 12 + k] = point[k]
 
 
-def _yaw(angle: float) -> np.ndarray:
+def yaw(angle: float) -> np.ndarray:
+    """(3, 3) rotation by `angle` (rad) about z."""
     c, s = np.cos(angle), np.sin(angle)
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def random_bases(rng: np.random.Generator, count: int) -> np.ndarray:
+    """(count, 3, 3) uniformly random rotations (from normalised Gaussian quaternions)."""
+    q = rng.normal(size=(count, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    w, x, y, z = q.T
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        axis=1,
+    )
+
+
+def launch_cases(kernel, width: int, centres: np.ndarray, bases: np.ndarray, tris: np.ndarray) -> np.ndarray:
+    """(count, width) rows of a box-triangle `kernel` (centre, basis, triangle vertices, out) run on the CPU."""
+    wp.init()
+    out = wp.zeros((len(centres), width), dtype=float, device="cpu")
+    wp.launch(
+        kernel,
+        dim=len(centres),
+        inputs=[
+            wp.array(centres.astype(np.float32), dtype=wp.vec3, device="cpu"),
+            wp.array(bases.astype(np.float32), dtype=wp.mat33, device="cpu"),
+            wp.array(tris.reshape(-1, 3).astype(np.float32), dtype=wp.vec3, device="cpu"),
+            out,
+        ],
+        device="cpu",
+    )
+    return out.numpy()
 
 
 def random_cases(count: int, depth: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -72,22 +106,12 @@ def random_cases(count: int, depth: float, seed: int = 0) -> tuple[np.ndarray, n
     rng = np.random.default_rng(seed)
     half = np.array([float(v) for v in HITBOX_HALF]) / BT
     core = np.array([float(v) for v in HITBOX_CORE]) / BT
-    q = rng.normal(size=(count, 4))
-    q /= np.linalg.norm(q, axis=1, keepdims=True)
-    w, x, y, z = q.T
-    bases = np.stack(
-        [
-            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-        ],
-        axis=1,
-    )
+    bases = random_bases(rng, count)
     centres = rng.uniform(-2.0, 2.0, (count, 3)) + np.array([80.0, -60.0, 2.0])
     tris = np.zeros((count, 3, 3))
     for i in range(count):
         if i % 4 < 2:
-            bases[i] = np.eye(3) if i % 4 == 0 else _yaw(rng.uniform(0.0, 2.0 * np.pi))
+            bases[i] = np.eye(3) if i % 4 == 0 else yaw(rng.uniform(0.0, 2.0 * np.pi))
             z = centres[i, 2] - half[2] - rng.uniform(-depth, 0.04)
             size = rng.uniform(2.0, 20.0)
             x0, y0 = centres[i, :2] + rng.uniform(-3.0, 3.0, 2)
@@ -111,20 +135,7 @@ def random_cases(count: int, depth: float, seed: int = 0) -> tuple[np.ndarray, n
 
 def warp_answers(centres: np.ndarray, bases: np.ndarray, tris: np.ndarray) -> np.ndarray:
     """contact_kernel's rows for the cases, on the CPU."""
-    wp.init()
-    out = wp.zeros((len(centres), 15), dtype=float, device="cpu")
-    wp.launch(
-        contact_kernel,
-        dim=len(centres),
-        inputs=[
-            wp.array(centres.astype(np.float32), dtype=wp.vec3, device="cpu"),
-            wp.array(bases.astype(np.float32), dtype=wp.mat33, device="cpu"),
-            wp.array(tris.reshape(-1, 3).astype(np.float32), dtype=wp.vec3, device="cpu"),
-            out,
-        ],
-        device="cpu",
-    )
-    return out.numpy()
+    return launch_cases(contact_kernel, 15, centres, bases, tris)
 
 
 def bullet_answers(gjk_probe: Path, centres: np.ndarray, bases: np.ndarray, tris: np.ndarray) -> np.ndarray:
