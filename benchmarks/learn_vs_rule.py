@@ -59,7 +59,7 @@ from pathlib import Path
 import torch
 
 from rocketrl.cli_args import team_size
-from rocketrl.eval.run_record import append_record, games_summary, runs_table
+from rocketrl.eval.run_record import TRAINING_END_TAGS, append_record, games_summary, runs_table, training_end
 from rocketrl.infra.bench_report import git_commit, machine_info
 
 LONG_BENCHMARK = True  # `rocketrl bench` runs it only when named
@@ -79,6 +79,14 @@ def read_curve(run_dir: Path, tags: tuple[str, ...]) -> dict[str, list[tuple[int
     acc.Reload()
     available = set(acc.Tags().get("scalars", []))
     return {tag: [(e.step, e.value) for e in acc.Scalars(tag)] for tag in tags if tag in available}
+
+
+def end_of_training(run_dir: Path) -> dict[str, float]:
+    """training_end of the run's scalars (empty without tensorboard, which reads them)."""
+    try:
+        return training_end(read_curve(run_dir, tuple(TRAINING_END_TAGS.values())))
+    except ImportError:
+        return {}
 
 
 def game_config(args: argparse.Namespace, num_games: int, seed: int):
@@ -477,8 +485,10 @@ def main() -> None:
         "exact_kickoffs": None if exact is None else games_summary(exact),
         "train_engine_final": on_train_engine,
         "generalization": unseen,
-        "target": {"win_rate": 0.7, "elo": 1650, "stretch_win_rate": 0.9, "stretch_elo": 1900},
-        "met": final["win_rate"] >= 0.7,
+        "training_end": end_of_training(trainer.run_dir),
+        # every seed at least 80%, the median of the seeds 90% (Elo 1900): this run meets its part if >= 80%
+        "target": {"every_seed_win_rate": 0.8, "median_win_rate": 0.9, "median_elo": 1900},
+        "met": final["win_rate"] >= 0.8,
         "machine": machine_info(),
     }
     # The report is written before the picture, so a plotting failure never loses the measured figures.

@@ -131,3 +131,23 @@ def test_runs_table_lists_every_run_of_the_preset_with_median_and_lowest() -> No
     assert "same games on warp" in warp[0] and warp[0].count("|") == warp[1].count("|") == warp[2].count("|")
     assert "20/100: 20.0%" in warp[2] and "31/100: 31.0%" in warp[2] and "70/100" not in "\n".join(warp)
     assert "1 run of `vs_rule` trained on warp" in warp[-1]
+
+
+def test_the_record_keeps_the_end_of_training_averaged_over_its_last_two_million_steps(tmp_path) -> None:
+    from rocketrl.eval.run_record import training_end
+
+    curves = {
+        "charts/touches_per_minute": [(1_000_000, 5.0), (23_000_000, 30.0), (24_000_000, 36.0), (25_000_000, 39.0)],
+        "league/train_score_vs_rule": [(20_000_000, 0.9), (25_000_000, 0.4)],
+        "losses/entropy": [(25_000_000, 0.333333)],
+    }
+    end = training_end(curves)
+    # (23M..25M]: 24M and 25M count, 23M lies exactly 2M back and does not
+    assert end == {"touches_per_minute": 37.5, "train_score_vs_rule": 0.4, "policy_entropy": 0.333}
+    bench = load_benchmark()
+    report = {
+        "preset": "vs_rule", "seed": 0, "train_engine": "warp", "steps": 1, "train_wall_seconds": 1.0,
+        "select_wall_seconds": 0.0, "bot": "b", **figures(1, 0, 0), "generalization": {}, "training_end": end,
+    }  # fmt: skip
+    bench.append_record(tmp_path / "runs.jsonl", report)
+    assert json.loads((tmp_path / "runs.jsonl").read_text())["training_end"]["touches_per_minute"] == 37.5

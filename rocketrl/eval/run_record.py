@@ -55,6 +55,30 @@ def games_summary(result) -> dict:
     }
 
 
+TRAINING_END_TAGS = {
+    "touches_per_minute": "charts/touches_per_minute",
+    "train_score_vs_rule": "league/train_score_vs_rule",
+    "policy_entropy": "losses/entropy",
+    "episode_return": "charts/episode_return",
+}
+"""What the end of training looked like, by name, from the run's TensorBoard scalars. A bot that farms touches
+(many small pushes of the ball) shows a high touch rate with a low score against RulePolicy."""
+
+
+def training_end(curves: dict[str, list[tuple[int, float]]], span: int = 2_000_000) -> dict[str, float]:
+    """The mean of each TRAINING_END_TAGS series over its last `span` agent-steps. curves: tag -> (step, value)
+    series, as read from TensorBoard; a tag missing from it is left out. Rounded to 3 decimals."""
+    summary = {}
+    for name, tag in TRAINING_END_TAGS.items():
+        series = curves.get(tag)
+        if not series:
+            continue
+        last = max(step for step, _ in series)
+        tail = [value for step, value in series if step > last - span]
+        summary[name] = round(sum(tail) / len(tail), 3)
+    return summary
+
+
 def record_line(report: dict) -> dict:
     """The one-line record of a run (see the module docstring)."""
 
@@ -81,6 +105,7 @@ def record_line(report: dict) -> dict:
         "exact_kickoffs": brief(report.get("exact_kickoffs")),
         **({"train_engine_final": brief(report["train_engine_final"])} if report.get("train_engine_final") else {}),
         "generalization": {k: brief(v) for k, v in (report.get("generalization") or {}).items()},
+        **({"training_end": report["training_end"]} if report.get("training_end") else {}),
         "machine": report.get("machine"),
     }
 
