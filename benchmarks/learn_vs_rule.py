@@ -81,6 +81,15 @@ def read_curve(run_dir: Path, tags: tuple[str, ...]) -> dict[str, list[tuple[int
     return {tag: [(e.step, e.value) for e in acc.Scalars(tag)] for tag in tags if tag in available}
 
 
+def preset_engine(preset: str) -> str:
+    """The engine configs/presets/<preset>.yaml trains on (its env.engine; rocketsim when it names none)."""
+    import yaml
+
+    path = PRESETS / f"{preset}.yaml"
+    data = yaml.safe_load(path.read_text()) if path.is_file() else None
+    return ((data or {}).get("env") or {}).get("engine", "rocketsim")
+
+
 def end_of_training(run_dir: Path) -> dict[str, float]:
     """training_end of the run's scalars (empty without tensorboard, which reads them)."""
     try:
@@ -376,7 +385,7 @@ def main() -> None:
         path = Path(args.record or RUNS_RECORD)
         records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
         team = "{}v{}".format(*args.team_size)
-        print(runs_table(records, args.preset, args.variant, team, args.engine or "rocketsim"))
+        print(runs_table(records, args.preset, args.variant, team, args.engine or preset_engine(args.preset)))
         return
     if args.quick:
         args.timesteps, args.games, args.game_seconds, args.select_games = 20_000, 4, 20.0, 2

@@ -151,3 +151,9 @@ def test_the_record_keeps_the_end_of_training_averaged_over_its_last_two_million
     }  # fmt: skip
     bench.append_record(tmp_path / "runs.jsonl", report)
     assert json.loads((tmp_path / "runs.jsonl").read_text())["training_end"]["touches_per_minute"] == 37.5
+
+
+def test_the_table_shows_a_preset_s_runs_on_the_engine_it_trains_on() -> None:
+    bench = load_benchmark()
+    assert bench.preset_engine("vs_rule_warp") == "warp"
+    assert bench.preset_engine("vs_rule") == "rocketsim"
