@@ -118,7 +118,7 @@ DEBUG_TIMESTEPS = 1024
 
 def build_train_config(args: argparse.Namespace, extra: list[str]):
     """TrainConfig from --config, the named flags and free overrides such as --ppo.learning-rate 3e-4."""
-    from rocketrl.config import base_config_path, load_config
+    from rocketrl.config import base_config_path, load_config, preset_config_path
 
     overrides = list(extra)
     for flag, dotted in TRAIN_FLAGS.items():
@@ -132,7 +132,10 @@ def build_train_config(args: argparse.Namespace, extra: list[str]):
             overrides += ["--run.timesteps", str(DEBUG_TIMESTEPS)]
     if args.ascii:
         overrides += ["--run.ascii", "true"]
-    return load_config(args.config or base_config_path(), overrides)
+    if args.preset and args.config:
+        raise ValueError("--preset and --config both name a config: give one")
+    path = preset_config_path(args.preset) if args.preset else args.config or base_config_path()
+    return load_config(path, overrides)
 
 
 def cmd_train(args: argparse.Namespace, extra: list[str]) -> int:
@@ -217,6 +220,12 @@ def build_parser() -> argparse.ArgumentParser:
         "e.g. --ppo.learning-rate 3e-4 --env.num-arenas 64 --model.lstm true.",
     )
     train.add_argument("--config", default=None, help="YAML config (default: the packaged configs/base.yaml)")
+    train.add_argument(
+        "--preset",
+        default=None,
+        metavar="NAME",
+        help="a packaged preset, configs/presets/NAME.yaml (README: Learning benchmark), e.g. vs_rule_warp",
+    )
     train.add_argument("--timesteps", type=positive_int, default=None, help="agent-steps to train")
     train.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None, help="auto takes CUDA when present")
     train.add_argument("--logdir", default=None, help="folder of run folders (default runs)")

@@ -19,6 +19,7 @@ from rocketrl.ppo.train_config import (
     describe_fields,
     load_config,
     parse_override_tokens,
+    preset_config_path,
     save_resolved_config,
 )
 
@@ -36,5 +37,6 @@ __all__ = [
     "describe_fields",
     "load_config",
     "parse_override_tokens",
+    "preset_config_path",
     "save_resolved_config",
 ]

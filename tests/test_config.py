@@ -441,3 +441,20 @@ def test_every_preset_loads_with_its_rewards_and_curriculum() -> None:
         if cfg.league.curriculum is not None:
             stages = load_curriculum(cfg.league.curriculum).stages
             assert stages[-1].blue_size >= 1, path
+
+
+def test_train_preset_flag_loads_the_packaged_preset_and_names_the_choices_when_unknown() -> None:
+    import argparse
+
+    from rocketrl.cli import build_parser, build_train_config
+
+    parser = build_parser()
+    args, extra = parser.parse_known_args(["train", "--preset", "vs_rule_warp", "--seed", "4"])
+    cfg = build_train_config(args, extra)
+    assert cfg.env.engine == "warp" and cfg.run.seed == 4 and cfg.env.rewards.endswith("rewards_vs_rule_strength.yaml")
+    args, extra = parser.parse_known_args(["train", "--preset", "vs_rul"])
+    with pytest.raises(ValueError, match=r"--preset 'vs_rul': no such preset; presets: .*vs_rule, vs_rule_2v2"):
+        build_train_config(args, extra)
+    both = argparse.Namespace(**{**vars(args), "preset": "vs_rule", "config": "x.yaml"})
+    with pytest.raises(ValueError, match="--preset and --config"):
+        build_train_config(both, [])

@@ -61,6 +61,17 @@ def base_config_path() -> Path:
     return Path(str(resources.files("rocketrl") / "configs" / "base.yaml"))
 
 
+def preset_config_path(name: str) -> Path:
+    """configs/presets/<name>.yaml shipped inside the package; a ValueError lists the presets when none is called
+    `name`."""
+    presets = Path(str(resources.files("rocketrl") / "configs" / "presets"))
+    path = presets / f"{name}.yaml"
+    if not path.is_file():
+        names = sorted(p.stem for p in presets.glob("*.yaml") if not p.stem.startswith(("rewards_", "curriculum_")))
+        raise ValueError(f"--preset {name!r}: no such preset; presets: {', '.join(names)}")
+    return path
+
+
 # --------------------------------------------------------------------------------------- sections
 @dataclass
 class TrainConfig:
