@@ -10,6 +10,8 @@ import torch
 
 wp = pytest.importorskip("warp")
 
+from warp_ray_helpers import launch_rays  # noqa: E402
+
 from rocketrl.diagnostics import car_wall_parity as wall  # noqa: E402
 from rocketrl.diagnostics.car_air_parity import car_paths, orientation_error_deg  # noqa: E402
 from rocketrl.diagnostics.car_ground_parity import select_cases  # noqa: E402
@@ -163,23 +165,7 @@ def test_wheel_rays_hit_the_planes_and_meshes_as_bullet_does():
     direction /= np.linalg.norm(direction, axis=1, keepdims=True)
     starts = targets - direction * 30.0
     ends = starts + direction * np.where(np.arange(count) % 8 == 0, 20.0, 49.5)[:, None]  # every 8th stops short
-    engine = WarpEngine(1, 1, 0, tick_skip=1)
-    try:
-        out = wp.zeros((count, 5), dtype=float, device="cpu")
-        wp.launch(
-            cast_kernel,
-            dim=count,
-            inputs=[
-                engine._sim,
-                wp.array(starts.astype(np.float32), dtype=wp.vec3, device="cpu"),
-                wp.array(ends.astype(np.float32), dtype=wp.vec3, device="cpu"),
-                out,
-            ],
-            device="cpu",
-        )
-        got = out.numpy()
-    finally:
-        engine.close()
+    got = launch_rays(cast_kernel, starts, ends, (count, 5))
     compared = hits = 0
     for i in range(count):
         hit, fraction, normal, edge = _reference_hits(

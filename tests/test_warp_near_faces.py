@@ -9,6 +9,8 @@ import torch
 
 wp = pytest.importorskip("warp")
 
+from warp_ray_helpers import launch_rays  # noqa: E402
+
 from rocketrl.sim.warp.arena_mesh import soccar_triangles  # noqa: E402
 from rocketrl.sim.warp.car_arena_box import CONTACT_REACH  # noqa: E402
 from rocketrl.sim.warp.car_mesh_manifold import update_mesh_manifolds  # noqa: E402
@@ -93,23 +95,7 @@ def test_wheel_rays_by_the_list_match_the_bvh_ray_query_bit_for_bit():
     direction /= np.linalg.norm(direction, axis=1, keepdims=True)
     starts = on - direction * rng.uniform(0, 60, (COUNT, 1))  # some stop short
     ends = starts + direction * 49.5
-    engine = WarpEngine(COUNT, 1, 0, tick_skip=1)
-    try:
-        out = wp.zeros((COUNT, 2, 6), dtype=float, device="cpu")
-        wp.launch(
-            rays_kernel,
-            dim=COUNT,
-            inputs=[
-                engine._sim,
-                wp.array(starts.astype(np.float32), dtype=wp.vec3, device="cpu"),
-                wp.array(ends.astype(np.float32), dtype=wp.vec3, device="cpu"),
-                out,
-            ],
-            device="cpu",
-        )
-        got = out.numpy()
-    finally:
-        engine.close()
+    got = launch_rays(rays_kernel, starts, ends, (COUNT, 2, 6), arenas=COUNT)
     listed = got[:, 1, 5] == 1.0
     assert listed.mean() > 0.95, listed.mean()
     assert 0.3 * COUNT < got[:, 0, 0].sum() < COUNT  # most rays hit something, not all
