@@ -59,13 +59,13 @@ from pathlib import Path
 import torch
 
 from rocketrl.cli_args import team_size
+from rocketrl.config import preset_config_path
 from rocketrl.eval.run_record import TRAINING_END_TAGS, append_record, games_summary, runs_table, training_end
 from rocketrl.infra.bench_report import git_commit, machine_info
 
 LONG_BENCHMARK = True  # `rocketrl bench` runs it only when named
 
 ROOT = Path(__file__).resolve().parent.parent
-PRESETS = ROOT / "rocketrl" / "configs" / "presets"
 RUNS_RECORD = ROOT / "docs" / "learn_vs_rule_runs.jsonl"
 GENERALIZATION_OPPONENTS = ("shadow_goalie", "ball_chaser")
 """Scripted opponents no training preset uses (rocketrl/policy/scripted.py)."""
@@ -85,8 +85,10 @@ def preset_engine(preset: str) -> str:
     """The engine configs/presets/<preset>.yaml trains on (its env.engine; rocketsim when it names none)."""
     import yaml
 
-    path = PRESETS / f"{preset}.yaml"
-    data = yaml.safe_load(path.read_text()) if path.is_file() else None
+    try:
+        data = yaml.safe_load(preset_config_path(preset).read_text())
+    except ValueError:  # no such preset: the table then says there are no runs of it
+        data = None
     return ((data or {}).get("env") or {}).get("engine", "rocketsim")
 
 
@@ -417,10 +419,10 @@ def main() -> None:
     from rocketrl.ppo.train_logger import TrainLogger
     from rocketrl.ppo.trainer import Trainer
 
-    preset = PRESETS / f"{args.preset}.yaml"
-    if not preset.is_file():
-        names = ", ".join(p.stem for p in sorted(PRESETS.glob("*.yaml")))
-        parser.error(f"--preset {args.preset!r}: no {preset}; presets: {names}")
+    try:
+        preset = preset_config_path(args.preset)
+    except ValueError as error:
+        parser.error(str(error))
     name = f"learn_vs_rule-{args.preset}-{time.strftime('%Y%m%d-%H%M%S')}"
     overrides = ["--run.logdir", args.logdir, "--run.name", name, "--run.seed", str(args.seed), "--run.ascii", "true"]
     if args.timesteps is not None:
