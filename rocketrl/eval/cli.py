@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 from rocketrl.cli_args import opposed_team_size, positive_int
+from rocketrl.eval.game_stats import figures_for_json, format_stats, stats_of_files
 from rocketrl.infra.atomic_json import write_json_atomic
 from rocketrl.league.match import MatchConfig, MatchResult, play_match
 from rocketrl.league.ratings import RatingTable, format_ranking
@@ -65,7 +66,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--league", default=None, help="ratings file to update (default: <run>/league.json)")
     p.add_argument("--no-ratings", action="store_true", help="do not read or update any ratings file")
-    p.add_argument("--replays", default=None, metavar="DIR", help="save every game as a replay in DIR")
+    p.add_argument(
+        "--replays",
+        default=None,
+        metavar="DIR",
+        help="save every game as a replay in DIR (a folder per pairing) and print how each side played "
+        "(rocketrl stats)",
+    )
     p.add_argument("--json", default=None, metavar="PATH", help="write the results as JSON")
     p.set_defaults(func=cmd_eval)
 
@@ -133,6 +140,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     table, data = _load_table(ratings_path)
     blue, orange = args.team_size
     results: list[MatchResult] = []
+    styles: list[dict[str, dict[str, float]]] = []
     for a, b in pairings:
         config = MatchConfig.games(
             num_games=args.num_games,
@@ -153,6 +161,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         table.record_many(names[a], names[b], result.wins, result.draws, result.losses)
         results.append(result)
         print(result.summary(), f"[{result.wall_seconds:.0f} s]", flush=True)
+        if config.replay_dir is not None:
+            figures = stats_of_files([config.replay_dir])
+            styles.append(figures)
+            print(format_stats(figures), flush=True)
     print()
     print(format_ranking(table))
     if ratings_path is not None:
@@ -165,6 +177,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             "num_games": args.num_games,
             "game_seconds": args.game_seconds,
             "results": [r.to_dict() for r in results],
+            "game_figures": [{name: figures_for_json(f) for name, f in style.items()} for style in styles],
             "ratings": {row.name: {"elo": row.elo, "openskill": row.ordinal} for row in table.ranking()},
         }
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)

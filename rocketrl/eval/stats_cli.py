@@ -1,0 +1,60 @@
+"""`rocketrl stats`: how each policy played, read from game replays (rocketrl.eval.game_stats).
+
+    rocketrl eval --checkpoint BOT --num-games 20 --kickoff-jitter 5 --deterministic --replays games/
+    rocketrl stats games/bot_vs_rule_policy [games/other_vs_rule_policy ...] [--json stats.json]
+
+Each path is a replay file or a folder of them; a folder whose replays lie one level down (the layout
+`rocketrl eval --replays` writes, one folder per pairing) counts each of those folders as a path. Every path gets
+its own columns, one per policy that played in it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rocketrl.eval.game_stats import format_stats, game_stats, replay_paths, stats_as_json
+from rocketrl.infra.atomic_json import write_json_atomic
+from rocketrl.league.replay import load_replay
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "stats",
+        help="how each policy played (shots, conversion, hits, boost, positioning), from game replays",
+        description="Scoring, shooting, hitting, moving and positioning figures per policy, read from replay files "
+        "(write them with rocketrl eval --replays DIR). Rates are per minute of one car's play.",
+    )
+    p.add_argument("paths", nargs="+", help="replay files or folders (a folder of pairing folders counts each)")
+    p.add_argument("--json", default=None, metavar="PATH", help="also write the sums and figures as JSON")
+    p.set_defaults(func=cmd_stats)
+
+
+def expand_groups(paths: list[str]) -> list[Path]:
+    """The paths to report, each a file or a folder holding replays (pairing folders one level down expanded)."""
+    groups: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir() and not any(p.glob("*.safetensors")):
+            inner = sorted(d for d in p.iterdir() if d.is_dir() and any(d.glob("*.safetensors")))
+            groups.extend(inner or [p])
+        else:
+            groups.append(p)
+    return groups
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    groups = expand_groups(args.paths)
+    table: dict[str, dict[str, float]] = {}
+    report: dict[str, dict] = {}
+    for group in groups:
+        stats = game_stats(load_replay(p) for p in replay_paths([group]))
+        for name, s in stats.items():
+            label = name if len(groups) == 1 else f"{group.name}: {name}"
+            table[label] = s.summary()
+        report[str(group)] = stats_as_json(stats)
+    print(format_stats(table))
+    if args.json:
+        write_json_atomic(Path(args.json), report)
+        print(f"figures written to {args.json}")
+    return 0

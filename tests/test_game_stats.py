@@ -1,0 +1,143 @@
+"""Game figures read from replays (rocketrl/eval/game_stats.py): hand-made 1v1 games with known answers."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+
+from rocketrl.cli import main
+from rocketrl.eval.game_stats import game_stats, replay_stats, stats_of_files
+from rocketrl.league.replay import ReplayRecorder, load_replay
+
+STEP = 8 / 120  # seconds a recorded step lasts
+
+
+def frame(
+    ball_pos=(0.0, 0.0, 93.0),
+    ball_vel=(0.0, 0.0, 0.0),
+    blue_pos=(0.0, -2000.0, 17.0),
+    orange_pos=(0.0, 2000.0, 17.0),
+    blue_vel=(0.0, 0.0, 0.0),
+    boost=(33.0, 33.0),
+    jump=(0.0, 0.0),
+    touch=(False, False),
+    goal=-1,
+    demolished=(False, False),
+) -> dict:
+    """One recorded step of a 1v1 arena (blue car first)."""
+    controls = torch.zeros(2, 8)
+    controls[:, 5] = torch.tensor(jump)
+    return {
+        "ball_pos": torch.tensor(ball_pos),
+        "ball_vel": torch.tensor(ball_vel),
+        "car_pos": torch.tensor([blue_pos, orange_pos]),
+        "car_forward": torch.tensor([[0.0, 1.0, 0.0], [0.0, -1.0, 0.0]]),
+        "car_up": torch.tensor([[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]]),
+        "car_vel": torch.tensor([blue_vel, (0.0, 0.0, 0.0)]),
+        "car_boost": torch.tensor(boost),
+        "car_demolished": torch.tensor(demolished),
+        "controls": controls if goal < 0 else torch.zeros(2, 8),
+        "blue_score": 0,
+        "orange_score": 0,
+        "goal": goal,
+        "car_touch": torch.tensor(touch),
+    }
+
+
+def save(frames: list[dict], path, blue: str = "bot", orange: str = "rule_policy"):
+    recorder = ReplayRecorder(2, 1, 1, tick_skip=8)
+    for f in frames:
+        recorder.append(**f)
+    recorder.save(path, blue_policy=blue, orange_policy=orange)
+    return load_replay(path)
+
+
+def test_a_shot_that_goes_in_counts_as_shot_goal_and_hit(tmp_path) -> None:
+    # Blue hits the ball at the orange goal (+y) in the step to frame 1; it goes in at frame 3 (a goal frame).
+    frames = [
+        frame(ball_pos=(0.0, 4000.0, 93.0), ball_vel=(0.0, 0.0, 0.0)),
+        frame(ball_pos=(0.0, 4000.0, 93.0), ball_vel=(0.0, 2000.0, 0.0), touch=(True, False)),
+        frame(ball_pos=(0.0, 4133.0, 93.0), ball_vel=(0.0, 2000.0, 0.0)),
+        frame(ball_pos=(0.0, 5300.0, 93.0), ball_vel=(0.0, 2000.0, 0.0), goal=0),
+    ]
+    stats = replay_stats(save(frames, tmp_path / "g.safetensors"))
+    bot, rule = stats["bot"], stats["rule_policy"]
+    assert (bot.goals, bot.goals_against, bot.own_goals, bot.shots, bot.touches) == (1, 0, 0, 1, 1)
+    assert (rule.goals, rule.goals_against, rule.own_goals, rule.shots, rule.touches) == (0, 1, 0, 0, 0)
+    assert bot.ball_speed_after_touch == pytest.approx(2000.0)
+    assert bot.ball_speed_change == pytest.approx(2000.0)
+    # Toward the orange goal's middle (0, 5120, 321.4) from (0, 4000, 93): 2000 * 1120 / |(0, 1120, 228.4)|.
+    assert bot.ball_speed_to_goal_after_touch == pytest.approx(2000.0 * 1120.0 / math.hypot(1120.0, 642.775 / 2 - 93))
+    assert bot.attacking_half_touches == 1 and bot.aerial_touches == 0
+    figures = bot.summary()
+    assert figures["shot_conversion"] == 1.0
+    # Three frames of play (the goal frame starts none), one car: 3 steps of 8 ticks.
+    assert figures["car_minutes"] == pytest.approx(3 * STEP / 60)
+    assert figures["touches_per_minute"] == pytest.approx(1 / (3 * STEP / 60))
+    assert math.isnan(rule.summary()["shot_conversion"])
+
+
+def test_an_own_goal_is_charged_to_the_last_toucher_and_is_no_shot(tmp_path) -> None:
+    # Orange knocks the ball into its own goal (+y): blue scores, orange's last touch, not a shot for anyone.
+    frames = [
+        frame(ball_pos=(0.0, 4500.0, 93.0)),
+        frame(ball_pos=(0.0, 4500.0, 93.0), ball_vel=(0.0, 1500.0, 0.0), touch=(False, True)),
+        frame(ball_pos=(0.0, 5300.0, 93.0), ball_vel=(0.0, 1500.0, 0.0), goal=0),
+    ]
+    stats = replay_stats(save(frames, tmp_path / "g.safetensors"))
+    assert (stats["rule_policy"].own_goals, stats["rule_policy"].shots, stats["rule_policy"].goals_against) == (1, 0, 1)
+    assert (stats["bot"].goals, stats["bot"].own_goals, stats["bot"].shots) == (1, 0, 0)
+    assert stats["rule_policy"].attacking_half_touches == 0  # the ball was in orange's own half
+
+
+def test_jumps_boost_and_position_skip_the_kickoff_after_a_goal(tmp_path) -> None:
+    # Blue presses jump on frames 0, 1, 3 (two presses), scores at frame 4 and jumps again on the kickoff frame 5:
+    # three presses. Boost 100 -> 90 -> 95 (a pad) -> 80 -> goal frame -> 33 at the kickoff (not use) -> 30.
+    frames = [
+        frame(jump=(1.0, 0.0), boost=(100.0, 33.0), blue_vel=(0.0, 2300.0, 0.0)),
+        frame(jump=(1.0, 0.0), boost=(90.0, 33.0), blue_pos=(0.0, -2000.0, 150.0)),
+        frame(jump=(0.0, 0.0), boost=(95.0, 33.0)),
+        frame(jump=(1.0, 0.0), boost=(80.0, 33.0), blue_pos=(0.0, 500.0, 17.0)),
+        frame(ball_pos=(0.0, 5300.0, 93.0), boost=(80.0, 33.0), goal=0),
+        frame(jump=(1.0, 0.0), boost=(33.0, 33.0)),
+        frame(jump=(1.0, 0.0), boost=(30.0, 33.0)),
+    ]
+    bot = replay_stats(save(frames, tmp_path / "g.safetensors"))["bot"]
+    assert bot.jumps == 3
+    assert bot.boost_used == pytest.approx(10.0 + 15.0 + 3.0)
+    # Play frames: 0, 1, 2, 3, 5 (4 is the goal, 6 the recording's end).
+    assert bot.car_frames == 5
+    assert bot.supersonic_frames == 1 and bot.off_floor_frames == 1
+    # Blue is goal-side (nearer its own wall, -y) of the ball at (0, 0) except at frame 3 (y = 500).
+    assert bot.goal_side_frames == 4
+    assert bot.speed == pytest.approx(2300.0)
+
+
+def test_games_sum_per_policy_and_the_command_prints_and_writes_them(tmp_path, capsys) -> None:
+    shot = [
+        frame(ball_pos=(0.0, 4000.0, 93.0)),
+        frame(ball_pos=(0.0, 4000.0, 93.0), ball_vel=(0.0, 2000.0, 0.0), touch=(True, False)),
+        frame(ball_pos=(0.0, 5300.0, 93.0), ball_vel=(0.0, 2000.0, 0.0), goal=0),
+    ]
+    folder = tmp_path / "bot_vs_rule_policy"
+    folder.mkdir()
+    save(shot, folder / "game_0000.safetensors", blue="bot", orange="rule_policy")
+    save(shot, folder / "game_0001.safetensors", blue="rule_policy", orange="bot")  # sides swapped: rule scores
+    total = game_stats(load_replay(p) for p in sorted(folder.glob("*.safetensors")))
+    assert (total["bot"].games, total["bot"].goals, total["bot"].goals_against) == (2, 1, 1)
+    assert total["bot"].shots == 1 and total["rule_policy"].shots == 1
+    assert stats_of_files([folder])["bot"]["shot_conversion"] == 1.0
+    out = tmp_path / "stats.json"
+    assert main(["stats", str(tmp_path), "--json", str(out)]) == 0  # the parent folder: pairing folders expanded
+    printed = capsys.readouterr().out
+    assert "shot_conversion" in printed and "rule_policy" in printed
+    report = json.loads(out.read_text())
+    assert report[str(folder)]["bot"]["sums"]["goals"] == 1
+
+
+def test_a_missing_folder_is_named(tmp_path, capsys) -> None:
+    assert main(["stats", str(tmp_path / "nowhere")]) == 2
+    assert "nowhere" in capsys.readouterr().err
