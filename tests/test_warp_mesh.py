@@ -93,3 +93,18 @@ def test_pad_grid_names_the_pad_under_every_point():
         assert len(inside) <= 1
         if len(inside):
             assert named == inside[0], f"({x:.0f}, {y:.0f}) lies on pad {inside[0]}, the grid names {named}"
+
+
+def test_the_step_kernel_is_built_with_the_engines_own_cpu_flags() -> None:
+    """The step module carries CPU_COMPILER_FLAGS (heavy inlining: LLVM's defaults step at under half the rate),
+    whatever the global wp.config says; Warp resolves a module's own flags before the global ones."""
+    import warp as wp
+
+    from rocketrl.sim.warp import kernels
+
+    if not hasattr(wp.config, "cpu_compiler_flags"):
+        pytest.skip("this Warp version takes no CPU compiler flags")
+    options = wp.get_module_options(kernels)
+    assert options["cpu_compiler_flags"] == kernels.CPU_COMPILER_FLAGS
+    assert "-inline-threshold=9000" in kernels.CPU_COMPILER_FLAGS and "-march=native" in kernels.CPU_COMPILER_FLAGS
+    assert options["enable_backward"] is False
