@@ -138,6 +138,12 @@ def test_games_sum_per_policy_and_the_command_prints_and_writes_them(tmp_path, c
     assert report[str(folder)]["bot"]["sums"]["goals"] == 1
 
 
+def test_an_empty_replay_adds_nothing(tmp_path) -> None:
+    recorder = ReplayRecorder(2, 1, 1, tick_skip=8)
+    recorder.save(tmp_path / "empty.safetensors", blue_policy="bot", orange_policy="rule_policy")
+    assert replay_stats(load_replay(tmp_path / "empty.safetensors")) == {}
+
+
 def test_a_missing_folder_is_named(tmp_path, capsys) -> None:
     assert main(["stats", str(tmp_path / "nowhere")]) == 2
     assert "nowhere" in capsys.readouterr().err

@@ -36,13 +36,10 @@ import torch
 
 from rocketrl.env.rewards import ball_on_target
 from rocketrl.league.replay import Replay, load_replay
-from rocketrl.sim.arena import BACK_WALL_Y, BLUE_TEAM, GOAL_HEIGHT
+from rocketrl.sim.arena import BACK_WALL_Y, BLUE_TEAM, GOAL_HEIGHT, SUPERSONIC_SPEED
 
-JUMP, BOOST = 5, 6
-"""Indices of the jump and boost buttons in a control vector (throttle, steer, pitch, yaw, roll, jump, boost,
-handbrake)."""
-SUPERSONIC_SPEED = 2200.0
-"""uu/s: a car above it is supersonic (RocketSim's threshold, rounded)."""
+JUMP = 5
+"""Index of the jump button in a control vector (throttle, steer, pitch, yaw, roll, jump, boost, handbrake)."""
 AERIAL_TOUCH_HEIGHT = 250.0
 """uu: a touch with the ball's centre above this counts as aerial."""
 OFF_FLOOR_HEIGHT = 100.0
@@ -127,7 +124,9 @@ def _last_toucher_teams(replay: Replay, teams: torch.Tensor) -> list[int]:
 
 
 def replay_stats(replay: Replay) -> dict[str, PolicyStats]:
-    """Per policy name (a side without one is 'blue' or 'orange'), the sums of one replay."""
+    """Per policy name (a side without one is 'blue' or 'orange'), the sums of one replay (none for an empty one)."""
+    if replay.num_steps == 0:
+        return {}
     meta = replay.meta
     teams = torch.tensor(meta["car_teams"], dtype=torch.long)  # (C,)
     names = {BLUE_TEAM: meta.get("blue_policy") or "blue", 1 - BLUE_TEAM: meta.get("orange_policy") or "orange"}
@@ -240,9 +239,14 @@ def game_stats(replays: Iterable[Replay]) -> dict[str, PolicyStats]:
     return total
 
 
+def stats_of_paths(sources: Sequence[str | os.PathLike[str]]) -> dict[str, PolicyStats]:
+    """The sums per policy of the replays in `sources` (files or folders)."""
+    return game_stats(load_replay(p) for p in replay_paths(sources))
+
+
 def stats_of_files(sources: Sequence[str | os.PathLike[str]]) -> dict[str, dict[str, float]]:
     """The figures (`PolicyStats.summary`) per policy of the replays in `sources` (files or folders)."""
-    return {name: s.summary() for name, s in game_stats(load_replay(p) for p in replay_paths(sources)).items()}
+    return {name: s.summary() for name, s in stats_of_paths(sources).items()}
 
 
 def format_stats(stats: dict[str, dict[str, float]]) -> str:

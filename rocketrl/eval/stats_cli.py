@@ -13,9 +13,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rocketrl.eval.game_stats import format_stats, game_stats, replay_paths, stats_as_json
+from rocketrl.eval.game_stats import format_stats, stats_as_json, stats_of_paths
 from rocketrl.infra.atomic_json import write_json_atomic
-from rocketrl.league.replay import load_replay
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -48,7 +47,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     table: dict[str, dict[str, float]] = {}
     report: dict[str, dict] = {}
     for group in groups:
-        stats = game_stats(load_replay(p) for p in replay_paths([group]))
+        stats = stats_of_paths([group])
         for name, s in stats.items():
             label = name if len(groups) == 1 else f"{group.name}: {name}"
             table[label] = s.summary()
