@@ -147,3 +147,18 @@ def test_an_empty_replay_adds_nothing(tmp_path) -> None:
 def test_a_missing_folder_is_named(tmp_path, capsys) -> None:
     assert main(["stats", str(tmp_path / "nowhere")]) == 2
     assert "nowhere" in capsys.readouterr().err
+
+
+def test_eval_with_replays_prints_and_writes_how_each_side_played(tmp_path, capsys) -> None:
+    out = tmp_path / "eval.json"
+    argv = ["eval", "--checkpoint", "random", "--opponents", "rule_policy", "--num-games", "2", "--game-seconds", "4"]
+    argv += ["--no-overtime", "--workers", "1", "--no-ratings", "--replays", str(tmp_path / "games")]
+    argv += ["--json", str(out)]
+    assert main(argv) == 0
+    assert "goal_side_share" in capsys.readouterr().out
+    (figures,) = json.loads(out.read_text())["game_figures"]
+    assert set(figures) == {"random", "rule_policy"}
+    assert figures["random"]["games"] == 2 and figures["random"]["car_minutes"] == pytest.approx(2 * 4 / 60, rel=0.02)
+    # The same replays read again by rocketrl stats give the same figures.
+    again = stats_of_files([tmp_path / "games" / "random_vs_rule_policy"])
+    assert again["rule_policy"]["goals"] == figures["rule_policy"]["goals"]
