@@ -11,7 +11,9 @@ from collections.abc import Sequence
 
 import torch
 from torch import nn
-from torch.distributions import Categorical, Normal
+from torch.distributions import Normal
+
+from rocketrl.policy.discrete import DiscreteDistribution
 
 RecurrentState = tuple[torch.Tensor, torch.Tensor] | None
 
@@ -111,10 +113,10 @@ class ActorCritic(nn.Module):
             outputs.append(out.squeeze(0))
         return torch.stack(outputs)
 
-    def distribution(self, features: torch.Tensor) -> Categorical | Normal:
+    def distribution(self, features: torch.Tensor) -> DiscreteDistribution | Normal:
         logits_or_mean = self.actor(features)
         if self.discrete:
-            return Categorical(logits=logits_or_mean.float())
+            return DiscreteDistribution(logits_or_mean.float())
         assert self.log_std is not None
         return Normal(logits_or_mean.float(), self.log_std.float().exp().expand_as(logits_or_mean))
 
@@ -137,7 +139,7 @@ class ActorCritic(nn.Module):
         features, state = self._features_step(obs, state)
         dist = self.distribution(features)
         if deterministic:
-            action = dist.probs.argmax(-1) if self.discrete else dist.mean  # type: ignore[union-attr]
+            action = dist.mode() if self.discrete else dist.mean  # type: ignore[union-attr]
         else:
             action = dist.sample()
         logprob = dist.log_prob(action)

@@ -71,7 +71,9 @@ _TABLE: dict[torch.device, LookupTableAction] = {}
 def to_controls(kind: ActionKind, action: torch.Tensor) -> torch.Tensor:
     """A policy's actions [N] or [N, 8] -> car controls [N, 8] (float32, on the action's device)."""
     if kind == "discrete":
-        parser = _TABLE.setdefault(action.device, LookupTableAction(action.device))
+        parser = _TABLE.get(action.device)
+        if parser is None:  # built once per device (the table is 90 rows made in Python)
+            parser = _TABLE[action.device] = LookupTableAction(action.device)
         return parser.table[action.long()]
     if kind == "continuous":
         return ContinuousAction().parse(action.view(1, -1, 8), 1, action.shape[0], validate=False).view(-1, 8)
