@@ -34,3 +34,32 @@ def test_compiled_env_layer_matches_eager_observations_and_rewards():
     for (obs_e, rew_e), (obs_c, rew_c) in zip(eager, compiled, strict=True):
         torch.testing.assert_close(obs_c, obs_e, atol=1e-5, rtol=1e-5)
         torch.testing.assert_close(rew_c, rew_e, atol=1e-5, rtol=1e-5)
+
+
+def test_compiled_env_layer_follows_the_reward_weights_schedule(tmp_path):
+    """A weight scheduled from 1 to -1 (rewards.weights_end) pays the term at progress 0, nothing at 0.5 and
+    its negation at 1, in the compiled layer too (the weights change in place, never baked into the graph)."""
+    rewards = tmp_path / "rewards.yaml"
+    rewards.write_text("weights: {velocity_player_to_ball: 1.0}\nweights_end: {velocity_player_to_ball: -1.0}\n")
+    env = BatchedEnv(
+        num_arenas=2, blue_size=1, orange_size=1, stepping="serial", num_workers=1, seed=7, compile=True,
+        rewards=str(rewards), state_setter={"kickoff": 1.0},
+    )  # fmt: skip
+    throttle = torch.full((2, 2), 16)  # lookup-table row 16: full throttle, straight: from kickoff, at the ball
+    try:
+        env.reset()
+        for _ in range(3):
+            start = env.step(throttle).reward
+        env.reward_fn.set_progress(0.5)
+        middle = env.step(throttle).reward
+        env.reward_fn.set_progress(1.0)
+        before = env.state
+        end = env.step(throttle)
+        assert env._layer.active and env._layer.compiled_ran
+    finally:
+        env.close()
+    assert (start.abs() > 0.01).all()
+    assert middle.abs().max() == 0
+    from rocketrl.env.rewards import velocity_player_to_ball
+
+    torch.testing.assert_close(end.reward, -velocity_player_to_ball(before, end.state), atol=1e-6, rtol=1e-6)

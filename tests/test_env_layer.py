@@ -884,6 +884,24 @@ def test_reward_function_weights_and_sum():
     assert means["boost_held"] == pytest.approx(boost_held(prev, state).mean().item())
 
 
+def test_reward_weights_move_linearly_to_weights_end_over_training():
+    prev, state = reward_pair_2v2()
+    state.goal_scored[:] = torch.tensor([1, -1])
+    config = RewardConfig(weights={"touch": 2.0, "boost_held": 3.0}, weights_end={"boost_held": 1.0, "goal": 4.0})
+    fn = RewardFunction(config, 2, 2)
+    assert fn.names == ("touch", "boost_held", "goal") and fn.scheduled
+    by_term = {"touch": touch(prev, state), "boost_held": boost_held(prev, state), "goal": goal(prev, state)}
+    for progress, weights in ((0.0, (2.0, 3.0, 0.0)), (0.5, (2.0, 2.0, 2.0)), (1.0, (2.0, 1.0, 4.0)), (1.7, (2, 1, 4))):
+        fn.set_progress(progress)
+        assert fn.weights == pytest.approx(weights)
+        expected = sum(w * by_term[name] for name, w in zip(fn.names, weights))
+        torch.testing.assert_close(fn(prev, state), expected)
+    assert fn.scheduled_weights(0.25) == pytest.approx({"boost_held": 2.5, "goal": 1.0})  # touch does not change
+    fixed = RewardFunction(RewardConfig(weights={"touch": 2.0}), 2, 2)
+    fixed.set_progress(0.9)
+    assert not fixed.scheduled and fixed.weights == [2.0] and fixed.scheduled_weights(0.9) == {}
+
+
 def test_reward_function_sparse_keeps_only_goal():
     prev, state = reward_pair_2v2()
     state.goal_scored[:] = torch.tensor([1, -1])
@@ -944,6 +962,10 @@ def test_reward_function_with_every_term():
         ({"mode": "medium"}, "medium"),
         ({"team_spirit": 1.5}, "team_spirit"),
         ({"team_spirit": -0.1}, "team_spirit"),
+        ({"weights_end": {"speed": 1.0}}, "weights_end.speed is not a reward term"),
+        ({"weights_end": {"touch": "less"}}, "weights_end.touch must be a finite number"),
+        ({"weights_end": {"touch": float("nan")}}, "weights_end.touch must be a finite number"),
+        ({"weights_end": [0.1]}, "weights_end must be a mapping"),
     ],
 )
 def test_reward_config_rejects_bad_settings(kwargs, match):

@@ -10,6 +10,7 @@ import torch
 from rocketrl.config import load_config
 from rocketrl.env.actions import LookupTableAction
 from rocketrl.env.batched import StepResult
+from rocketrl.env.rewards import RewardConfig, RewardFunction
 from rocketrl.ppo.trainer import Trainer
 
 EPISODE = 4  # steps: the cue is shown at step 0, the answer is given at step 3
@@ -24,7 +25,7 @@ class CueRecallEnv:
         self.num_arenas, self.num_cars, self.obs_size = arenas, 1, 180
         self.action_parser = LookupTableAction()
         self.generator = torch.Generator().manual_seed(seed)
-        self.reward_fn = types.SimpleNamespace(term_means=lambda: {})
+        self.reward_fn = RewardFunction(RewardConfig(weights={}), 1, 0)  # the task pays its own rewards
         self.config = types.SimpleNamespace(tick_skip=8, blue_size=1, orange_size=0)
         self.engine = types.SimpleNamespace(num_workers=1, copy_seconds=0.0, stepping="serial", stepping_reason="")
         self.t = 0

@@ -108,6 +108,35 @@ def test_entropy_weight_follows_its_schedule_update_by_update(tmp_path, monkeypa
     assert small_config(tmp_path, "constant").ppo.resolved_entropy_coef_end == 0.01
 
 
+def test_reward_weights_follow_their_schedule_rollout_by_rollout(tmp_path, monkeypatch):
+    """Each rollout is paid with the reward weights at the step it starts from (rewards.weights_end), and the
+    scheduled weights are logged as reward_weights/<term>."""
+    from rocketrl.env.rewards import RewardFunction
+
+    rewards = tmp_path / "rewards.yaml"
+    rewards.write_text("weights: {goal: 10.0, touch: 1.0}\nweights_end: {touch: 0.2}\n")
+    seen: list[list[float]] = []
+    real = RewardFunction.set_progress
+
+    def record(self, progress):
+        real(self, progress)
+        seen.append(list(self.weights))
+
+    monkeypatch.setattr(RewardFunction, "set_progress", record)
+    logged: list[dict[str, float]] = []
+
+    class Scalars:
+        def log_update(self, report: UpdateReport) -> None:
+            logged.append(report.extra)
+
+    cfg = small_config(tmp_path, "reward_schedule", "--run.timesteps", str(4 * BATCH), "--env.rewards", str(rewards))
+    train(cfg, logger=Scalars())
+    # Rollouts start after 0, 1, 2 and 3 batches: progress 0 .. 3/4 of touch's linear 1.0 -> 0.2; goal stays.
+    assert seen == [pytest.approx([10.0, w]) for w in (1.0, 0.8, 0.6, 0.4)]
+    # Reports follow each update, at progress 1/4 .. 1.
+    assert [e["reward_weights/touch"] for e in logged] == pytest.approx([0.8, 0.6, 0.4, 0.2])
+
+
 def test_lstm_policy_trains_and_resumes(tmp_path):
     lstm = ["--model.lstm", "true", "--model.lstm-hidden", "16", "--model.sequence-length", "8"]
     trainer = train(small_config(tmp_path, "lstm", *lstm, "--run.timesteps", str(BATCH)))

@@ -228,7 +228,7 @@ class DistributedTrainer(Trainer):
         assert self.pool is not None
         names = self.league.opponent_names(self._plan) if self.league is not None and self._plan else []
         snapshots = {name: self._snapshot_ref(name) for name in set(names) if name.startswith("snapshot_")}
-        self.pool.launch(index, self._weights, self.counters.updates, names, snapshots)
+        self.pool.launch(index, self._weights, self.counters.updates, names, snapshots, self.progress())
 
     def _launch_idle(self) -> None:
         assert self.pool is not None
@@ -277,6 +277,7 @@ class DistributedTrainer(Trainer):
         report.reward_terms = self._last.get("reward_terms", {})
         lags = self._last.get("lags") or [0]
         report.extra = {
+            **report.extra,
             "distributed/policy_lag_mean": float(np.mean(lags)),
             "distributed/policy_lag_max": float(max(lags)),
             "distributed/dropped_steps": float(self.dropped_steps),

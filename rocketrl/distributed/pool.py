@@ -147,9 +147,12 @@ class WorkerPool:
                 raise RuntimeError(f"rollout worker {index} died twice in a row during {method}")
         return results
 
-    def launch(self, index: int, weights: Any, version: int, opponents: list[str], snapshots: dict) -> None:
-        """Start worker `index` on a rollout with the weights ref of policy `version`."""
-        ref = self.actors[index].collect.remote(weights, version, opponents, snapshots)
+    def launch(
+        self, index: int, weights: Any, version: int, opponents: list[str], snapshots: dict, progress: float = 0.0
+    ) -> None:
+        """Start worker `index` on a rollout with the weights ref of policy `version`, at training `progress`
+        (0-1, for the reward weights' schedule)."""
+        ref = self.actors[index].collect.remote(weights, version, opponents, snapshots, progress)
         self.in_flight[ref] = index
 
     def busy(self, index: int) -> bool:

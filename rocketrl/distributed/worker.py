@@ -150,10 +150,14 @@ class RolloutWorker:
         env.generator.set_state(generator)
         self.collector.set_env(env)
 
-    def collect(self, weights: dict, version: int, opponents: list[str], snapshots: dict[str, Any]) -> dict[str, Any]:
+    def collect(
+        self, weights: dict, version: int, opponents: list[str], snapshots: dict[str, Any], progress: float = 0.0
+    ) -> dict[str, Any]:
         """One rollout with the weights of policy `version`; opponents: a policy name per opponent slot;
-        snapshots: object refs of snapshot tensors by name (fetched when not cached)."""
+        snapshots: object refs of snapshot tensors by name (fetched when not cached); progress: the fraction of
+        training done (0-1), for the reward weights' schedule."""
         started = time.perf_counter()
+        self.collector.env.reward_fn.set_progress(progress)
         ppo = self.algorithm
         assert ppo.return_scaler is not None and ppo.storage is not None
         load_weights(ppo, weights)

@@ -7,6 +7,7 @@ last step for logging.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -220,16 +221,24 @@ class RewardConfig:
     """Share of the team's mean reward each car receives: r = (1 - s) r_own + s mean_team(r)."""
     zero_sum: bool = False
     """Subtract the mean reward of the opposing team from each car's reward."""
+    weights_end: dict[str, float] = field(default_factory=dict)
+    """Weight each listed term reaches at the end of training (run.timesteps), moving linearly from its weight in
+    `weights` (0 where not listed there) as training goes on; terms not listed keep their weight throughout. For
+    shaping that guides early and fades: e.g. velocity_player_to_ball 0.1 in `weights` and 0.02 here."""
 
     def __post_init__(self) -> None:
-        unknown = sorted(set(self.weights) - set(REWARD_TERMS))
-        if unknown:
-            raise ValueError(
-                f"rewards.weights.{unknown[0]} is not a reward term; known terms: {', '.join(REWARD_TERMS)}"
-            )
-        for name, weight in self.weights.items():
-            if not isinstance(weight, (int, float)) or isinstance(weight, bool):
-                raise ValueError(f"rewards.weights.{name} must be a number, got {weight!r}")
+        for section in ("weights", "weights_end"):
+            table = getattr(self, section)
+            if not isinstance(table, dict):
+                raise ValueError(f"rewards.{section} must be a mapping of term -> weight, got {table!r}")
+            unknown = sorted(set(table) - set(REWARD_TERMS))
+            if unknown:
+                raise ValueError(
+                    f"rewards.{section}.{unknown[0]} is not a reward term; known terms: {', '.join(REWARD_TERMS)}"
+                )
+            for name, weight in table.items():
+                if not isinstance(weight, (int, float)) or isinstance(weight, bool) or not math.isfinite(weight):
+                    raise ValueError(f"rewards.{section}.{name} must be a finite number, got {weight!r}")
         if self.mode not in ("dense", "sparse"):
             raise ValueError(f"rewards.mode={self.mode!r}: choose 'dense' or 'sparse'")
         if not 0.0 <= self.team_spirit <= 1.0:
@@ -237,7 +246,7 @@ class RewardConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> RewardConfig:
-        allowed = {"weights", "mode", "team_spirit", "zero_sum"}
+        allowed = {"weights", "weights_end", "mode", "team_spirit", "zero_sum"}
         unknown = sorted(set(data) - allowed)
         if unknown:
             raise ValueError(f"rewards.{unknown[0]} is not a reward setting; allowed: {', '.join(sorted(allowed))}")
@@ -259,15 +268,46 @@ class RewardFunction:
 
     def __init__(self, config: RewardConfig, blue_size: int, orange_size: int) -> None:
         self.config = config
-        names = SPARSE_TERMS if config.mode == "sparse" else tuple(config.weights)
-        self.names = tuple(name for name in names if config.weights.get(name, 0.0) != 0.0)
+        start, end = dict(config.weights), {**config.weights, **config.weights_end}
+        if config.mode == "sparse":
+            start = {k: v for k, v in start.items() if k in SPARSE_TERMS}
+            end = {k: v for k, v in end.items() if k in SPARSE_TERMS}
+        names = dict.fromkeys([*start, *end])  # the terms in order: weights first, then those only in weights_end
+        self.names = tuple(name for name in names if start.get(name, 0.0) != 0.0 or end.get(name, 0.0) != 0.0)
         self.terms = [REWARD_TERMS[name] for name in self.names]
-        self.weights = [float(config.weights[name]) for name in self.names]
+        self.weights_start = [float(start.get(name, 0.0)) for name in self.names]
+        self.weights_end = [float(end.get(name, 0.0)) for name in self.names]
+        self.weights = list(self.weights_start)
+        """The weights in use (one per name), at the progress last set."""
         self._weight_vector = torch.tensor(self.weights, dtype=torch.float32)
         self.blue_size = blue_size
         self.orange_size = orange_size
         self.last_term_means: torch.Tensor | None = None
         """(num_terms,) mean over all cars of each unweighted term at the last call."""
+
+    @property
+    def scheduled(self) -> bool:
+        """True when some weight changes over training (rewards.weights_end)."""
+        return self.weights_start != self.weights_end
+
+    def weights_at(self, progress: float) -> list[float]:
+        """The weights (one per name) at `progress`, the fraction of training done (clamped to [0, 1]):
+        start + (end - start) * progress."""
+        p = min(max(float(progress), 0.0), 1.0)
+        return [a + (b - a) * p for a, b in zip(self.weights_start, self.weights_end)]
+
+    def scheduled_weights(self, progress: float) -> dict[str, float]:
+        """{term: weight at `progress`} of the terms whose weight changes over training (for logging)."""
+        now = self.weights_at(progress)
+        return {n: w for n, w, a, b in zip(self.names, now, self.weights_start, self.weights_end) if a != b}
+
+    def set_progress(self, progress: float) -> None:
+        """Move every weight to its value at `progress` (weights_at). Updates the weights in place, so a
+        compiled env layer sees them."""
+        if not self.scheduled:
+            return
+        self.weights = self.weights_at(progress)
+        self._weight_vector.copy_(torch.tensor(self.weights, dtype=torch.float32))
 
     def __call__(self, prev: BatchState, state: BatchState) -> torch.Tensor:
         """Rewards (A, C) for the step that led from `prev` to `state`; keeps the term means."""

@@ -3,7 +3,8 @@
 Scalar names: charts/SPS, charts/episode_return, charts/episode_length, charts/touches_per_minute
 (per car, per minute of game time), losses/policy, losses/value,
 losses/entropy, losses/approx_kl, losses/clipfrac, losses/explained_variance, losses/grad_norm,
-charts/learning_rate, charts/entropy_coef, rewards/<term>, time/env, time/inference, time/learn, and on
+charts/learning_rate, charts/entropy_coef, rewards/<term> (unweighted term means), reward_weights/<term>
+(scheduled weights, rewards.weights_end), time/env, time/inference, time/learn, and on
 CUDA gpu/util (%) and gpu/memory (GiB) through NVML.
 """
 

@@ -319,9 +319,14 @@ class Trainer:
     def _rollout(self, timings: dict[str, float]) -> int:
         """Fill the storage with the next rollout (opponents picked, GAE done); returns its agent-steps."""
         self.learner_env.assign_opponents()
+        self.env.reward_fn.set_progress(self.progress())
         self._set_threads(self.cfg.speed.rollout_threads)
         self._rollout_state = self._collect(*self._rollout_state, timings)
         return self.cfg.ppo.rollout_steps * self.num_agents
+
+    def progress(self) -> float:
+        """The fraction of the training budget (run.timesteps) done, in [0, 1]: what schedules follow."""
+        return min(1.0, self.counters.global_step / max(1, self.cfg.run.timesteps))
 
     def _after_update(self) -> None:
         """After each update, before the league's turn (the distributed runner sends the new weights)."""
@@ -364,13 +369,13 @@ class Trainer:
             touch_rate=mean(self.recent_touch_rates),
             reward_terms=self.env.reward_fn.term_means(),
             league=self.league.scalars() if self.league is not None else {},
+            extra={f"reward_weights/{n}": w for n, w in self.env.reward_fn.scheduled_weights(self.progress()).items()},
             device=self.device,
         )
 
     def _update(self) -> UpdateStats:
         """The PPO update of the rollout in storage, at the scheduled learning rate and entropy weight."""
-        progress = min(1.0, self.counters.global_step / max(1, self.cfg.run.timesteps))
-        stats, skipped = self.algorithm.update(progress)
+        stats, skipped = self.algorithm.update(self.progress())
         self.counters.skipped_updates += skipped
         return stats
 
