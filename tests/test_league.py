@@ -407,3 +407,23 @@ def test_evaluation_arenas_start_with_the_run_and_are_kept(tmp_path: Path) -> No
     finally:
         trainer.close()
     assert trainer.league._eval_env is None
+
+
+def test_full_game_arenas_pay_no_rewards_unless_asked(tmp_path):
+    """Games are decided by goals: their arenas compute no reward terms (every reward 0, goals still counted);
+    a rewards file named in the settings is kept."""
+    from rocketrl.env.batched import BatchedEnv
+    from rocketrl.env.config import default_rewards_path
+    from rocketrl.league.match import game_env_config
+
+    env = BatchedEnv(game_env_config(2, 1, 1, stepping="serial", seed=3))
+    try:
+        assert env.reward_fn.names == ()
+        env.reset()
+        for _ in range(3):
+            result = env.step(torch.full((2, 2), 16))  # full throttle at the ball
+        assert torch.equal(result.reward, torch.zeros(2, 2))
+    finally:
+        env.close()
+    asked = game_env_config(2, 1, 1, rewards=str(default_rewards_path()))
+    assert asked.rewards == str(default_rewards_path())

@@ -20,6 +20,11 @@ def default_rewards_path() -> Path:
     return Path(str(resources.files("rocketrl") / "configs" / "rewards.yaml"))
 
 
+def no_rewards_path() -> Path:
+    """configs/rewards_none.yaml shipped inside the package: no reward terms (every reward 0), for games."""
+    return Path(str(resources.files("rocketrl") / "configs" / "rewards_none.yaml"))
+
+
 @dataclass
 class EnvConfig:
     """Settings of a BatchedEnv."""

@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from rocketrl.env.batched import BatchedEnv
-from rocketrl.env.config import EnvConfig
+from rocketrl.env.config import EnvConfig, no_rewards_path
 from rocketrl.league.ratings import win_rate_interval
 from rocketrl.policy.base import Policy, PolicyDriver
 from rocketrl.sim.arena import BLUE_TEAM
@@ -131,11 +131,13 @@ class MatchResult:
 
 def game_env_config(num_arenas: int, blue_size: int, orange_size: int, **settings: Any) -> EnvConfig:
     """Arenas for full games: every reset is a kickoff (spawns moved by up to `kickoff_jitter` uu, one of
-    `settings`, the other EnvConfig fields) and only the game clock ends a game."""
+    `settings`, the other EnvConfig fields) and only the game clock ends a game. Games pay no rewards (results
+    come from the goals) unless `settings` names a rewards file."""
     game_rules = {"state_setter": {"kickoff": 1.0}, "episode_seconds": 0.0, "no_touch_seconds": 0.0}
     clash = sorted(set(settings) & set(game_rules))
     if clash:
         raise ValueError(f"{clash[0]}: full games always reset to kickoffs and end only by the clock")
+    settings = {"rewards": str(no_rewards_path()), **settings}
     return EnvConfig(num_arenas=num_arenas, blue_size=blue_size, orange_size=orange_size, **game_rules, **settings)
 
 
