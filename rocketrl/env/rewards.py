@@ -277,13 +277,16 @@ class RewardFunction:
         self.terms = [REWARD_TERMS[name] for name in self.names]
         self.weights_start = [float(start.get(name, 0.0)) for name in self.names]
         self.weights_end = [float(end.get(name, 0.0)) for name in self.names]
-        self.weights = list(self.weights_start)
-        """The weights in use (one per name), at the progress last set."""
-        self._weight_vector = torch.tensor(self.weights, dtype=torch.float32)
+        self._weight_vector = torch.tensor(self.weights_start, dtype=torch.float32)
         self.blue_size = blue_size
         self.orange_size = orange_size
         self.last_term_means: torch.Tensor | None = None
         """(num_terms,) mean over all cars of each unweighted term at the last call."""
+
+    @property
+    def weights(self) -> list[float]:
+        """The weights in use (one per name), at the progress last set."""
+        return self._weight_vector.tolist()
 
     @property
     def scheduled(self) -> bool:
@@ -306,8 +309,7 @@ class RewardFunction:
         compiled env layer sees them."""
         if not self.scheduled:
             return
-        self.weights = self.weights_at(progress)
-        self._weight_vector.copy_(torch.tensor(self.weights, dtype=torch.float32))
+        self._weight_vector.copy_(torch.tensor(self.weights_at(progress), dtype=torch.float32))
 
     def __call__(self, prev: BatchState, state: BatchState) -> torch.Tensor:
         """Rewards (A, C) for the step that led from `prev` to `state`; keeps the term means."""

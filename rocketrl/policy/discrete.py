@@ -43,4 +43,4 @@ class DiscreteDistribution:
 
     def entropy(self) -> torch.Tensor:
         """[...] entropy in nats."""
-        return -(self.log_probs.exp() * self.log_probs).sum(dim=-1)
+        return -(self.probs * self.log_probs).sum(dim=-1)
