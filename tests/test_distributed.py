@@ -300,3 +300,23 @@ def test_train_command_runs_distributed(cluster, tmp_path, capsys) -> None:
     assert code == 0, out
     assert "distributed   ray at local: 2 workers x 2 arenas" in out and "finished at step 128" in out
     assert any((tmp_path / "cli" / "checkpoints").glob("*.safetensors"))
+
+
+def test_a_worker_pays_each_rollout_with_the_reward_weights_at_the_progress_it_is_sent(tmp_path) -> None:
+    """rewards.weights_end on a worker: the learner sends its training progress with each rollout (in process,
+    no Ray needed: the worker is a plain class that Ray wraps)."""
+    from rocketrl.config import config_to_dict
+    from rocketrl.distributed.batch import weights_payload
+    from rocketrl.distributed.worker import RolloutWorker
+
+    rewards = tmp_path / "rewards.yaml"
+    rewards.write_text("weights: {goal: 10.0, touch: 1.0}\nweights_end: {touch: 0.2}\n")
+    cfg = small_config(tmp_path, "worker_rewards", "--env.rewards", str(rewards))
+    worker = RolloutWorker(config_to_dict(cfg), 0, 0, None, "off", code_version())
+    try:
+        weights = weights_payload(worker.algorithm)
+        for progress, touch in ((0.0, 1.0), (0.5, 0.6), (1.0, 0.2)):
+            worker.collect(weights, 0, [], {}, progress)
+            assert worker.collector.env.reward_fn.weights == pytest.approx([10.0, touch])
+    finally:
+        worker.close()
