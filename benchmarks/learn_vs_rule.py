@@ -298,7 +298,13 @@ def plot_curve(curves: dict[str, list[tuple[int, float]]], final: dict, path: Pa
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--preset", default="vs_rule", help="configs/presets/<name>.yaml (default vs_rule)")
-    parser.add_argument("--timesteps", type=int, default=None, help="agent-steps to train (default: the preset's)")
+    parser.add_argument(
+        "--timesteps",
+        type=int,
+        default=None,
+        help="agent-steps to train, over which the preset's schedules run (default: the preset's); recorded as "
+        "the variant timesteps=<N>M",
+    )
     parser.add_argument("--minutes", type=float, default=None, help="stop training after this many minutes")
     parser.add_argument("--games", type=int, default=100, help="evaluation games (default 100)")
     parser.add_argument("--game-seconds", type=float, default=300.0, help="game clock (default 300)")
@@ -383,6 +389,11 @@ def main() -> None:
     bad = [item for item in args.set if "=" not in item or "." not in item.partition("=")[0]]
     if bad:
         parser.error(f"--set {bad[0]!r}: write it as SECTION.FIELD=VALUE, e.g. --set ppo.epochs=2")
+    if args.timesteps is not None and not args.quick:
+        # The preset's schedules (learning rate, entropy, reward weights) run over run.timesteps: another budget
+        # is another variant of the preset, recorded and tabled apart from the preset's own runs.
+        args.variant = args.variant or f"timesteps={args.timesteps / 1e6:g}M"
+        args.set.append(f"run.timesteps={args.timesteps}")
     if args.table:
         path = Path(args.record or RUNS_RECORD)
         records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []

@@ -157,3 +157,29 @@ def test_the_table_shows_a_preset_s_runs_on_the_engine_it_trains_on() -> None:
     bench = load_benchmark()
     assert bench.preset_engine("vs_rule_warp") == "warp"
     assert bench.preset_engine("vs_rule") == "rocketsim"
+
+
+def test_a_run_with_another_budget_is_recorded_and_tabled_as_its_own_variant(tmp_path, monkeypatch, capsys) -> None:
+    import sys
+
+    bench = load_benchmark()
+    base = {
+        "preset": "vs_rule", "train_engine": "warp", "train_wall_seconds": 60.0, "select_wall_seconds": 0.0,
+        "bot": "b", "generalization": {},
+    }  # fmt: skip
+    record = tmp_path / "runs.jsonl"
+    bench.append_record(record, {**base, "seed": 0, "steps": 25_000_000, **figures(3, 0, 7)})
+    longer = {"variant": "timesteps=34M", "changes": ["run.timesteps=34000000"]}
+    bench.append_record(record, {**base, **longer, "seed": 2, "steps": 34_000_000, **figures(8, 0, 2)})
+
+    def table(*flags: str) -> str:
+        argv = ["learn_vs_rule.py", "--table", "--engine", "warp", "--record", str(record), *flags]
+        monkeypatch.setattr(sys, "argv", argv)
+        bench.main()
+        return capsys.readouterr().out
+
+    own = table()
+    assert "| 0 |" in own and "| 2 |" not in own and "1 run of `vs_rule` trained on warp: median 30.0%" in own
+    budget = table("--timesteps", "34000000")
+    assert "| 2 |" in budget and "| 0 |" not in budget
+    assert "1 run of `vs_rule` with `timesteps=34M` trained on warp: median 80.0%" in budget
