@@ -32,12 +32,14 @@ from rocketrl.env.rewards import (
     align_ball_goal,
     boost_held,
     boost_pickup,
+    conceding_touch,
     demolition,
     face_ball,
     goal,
     save,
     shot,
     touch,
+    touch_ball_to_goal,
     touch_strength,
     velocity_ball_to_goal,
     velocity_player_to_ball,
@@ -848,6 +850,48 @@ def test_save_reward():
     state.car_touched_ball[2] = torch.tensor([True, False])
     state.ball_vel[2] = torch.tensor([0.0, -1000.0, 0.0])  # still going in
     assert torch.equal(save(prev, state), torch.tensor([[1.0, 0.0], [0.0, 0.0], [0.0, 0.0]]))
+
+
+def test_touch_ball_to_goal_pays_the_velocity_change_toward_the_attacked_goal_signed():
+    prev = make_state(4, 1, 1)
+    state = make_state(4, 1, 1)
+    for s in (prev, state):
+        s.ball_pos[:] = torch.tensor([0.0, 0.0, GOAL_Z])  # level with both goal centres: their directions are +-y
+    prev.ball_vel[:] = torch.tensor([0.0, 1000.0, 0.0])
+    state.ball_vel[0] = torch.tensor([0.0, 4000.0, 0.0])  # blue shoots: +3000 uu/s toward the orange goal
+    state.car_touched_ball[0] = torch.tensor([True, False])
+    state.ball_vel[1] = torch.tensor([0.0, -2000.0, 0.0])  # blue sends it 3000 uu/s toward its own goal
+    state.car_touched_ball[1] = torch.tensor([True, False])
+    state.ball_vel[2] = torch.tensor([0.0, -2000.0, 0.0])  # the same change made by orange: toward the blue goal
+    state.car_touched_ball[2] = torch.tensor([False, True])
+    state.ball_vel[3] = torch.tensor([1200.0, 1000.0, 0.0])  # a sideways push: nothing toward either goal
+    state.car_touched_ball[3] = torch.tensor([True, False])
+    r = touch_ball_to_goal(prev, state)
+    expected = torch.tensor([[0.5, 0.0], [-0.5, 0.0], [0.0, 0.5], [0.0, 0.0]])
+    torch.testing.assert_close(r, expected, atol=1e-6, rtol=0)
+    state.ball_vel[0] = torch.tensor([0.0, -9000.0, 0.0])  # -10000 uu/s: clipped
+    assert touch_ball_to_goal(prev, state)[0, 0].item() == -1.0
+    state.car_touched_ball[:] = False  # no touch, no reward, whatever the ball does
+    assert torch.equal(touch_ball_to_goal(prev, state), torch.zeros(4, 2))
+
+
+def test_conceding_touch_marks_a_touch_that_puts_the_ball_on_target_at_the_own_goal():
+    prev = make_state(3, 1, 1)
+    state = make_state(3, 1, 1)
+    for s in (prev, state):
+        s.ball_pos[:] = torch.tensor([0.0, -3000.0, BALL_REST_Z])
+    state.ball_vel[:] = torch.tensor([0.0, -2000.0, 0.0])  # now heading into the blue goal
+    state.car_touched_ball[0] = torch.tensor([True, False])  # blue's touch did it
+    state.car_touched_ball[1] = torch.tensor([False, True])  # orange's touch: a shot, not a conceding touch
+    prev.ball_vel[2] = torch.tensor([0.0, -1500.0, 0.0])  # already on target: blue's touch failed to save it
+    state.car_touched_ball[2] = torch.tensor([True, False])
+    assert torch.equal(conceding_touch(prev, state), torch.tensor([[1.0, 0.0], [0.0, 0.0], [0.0, 0.0]]))
+    assert torch.equal(shot(prev, state)[1], torch.tensor([0.0, 1.0]))
+    # the mirror: orange touches the ball into its own goal
+    prev_o, state_o = make_state(1, 1, 1), make_state(1, 1, 1)
+    state_o.ball_vel[0] = torch.tensor([0.0, 2000.0, 0.0])
+    state_o.car_touched_ball[0] = torch.tensor([False, True])
+    assert torch.equal(conceding_touch(prev_o, state_o), torch.tensor([[0.0, 1.0]]))
 
 
 def test_shot_and_save_are_pure_functions_of_the_tensors():

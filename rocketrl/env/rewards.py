@@ -189,6 +189,24 @@ def save(prev: BatchState, state: BatchState) -> torch.Tensor:
     return (state.car_touched_ball & before & ~now).float()
 
 
+def touch_ball_to_goal(prev: BatchState, state: BatchState) -> torch.Tensor:
+    """For each car that touched the ball this step: the change of the ball's velocity over the step along the
+    direction from the ball to the goal the car attacks, / 6000, clipped to [-1, 1]. A touch that adds 3000 uu/s
+    toward that goal earns 0.5 (a dodge into the ball adds most); one that sends the ball as fast toward the car's
+    own goal costs as much. Unlike `velocity_ball_to_goal`, paid once, to the car that made the change."""
+    direction = _unit(opponent_goal(state) - state.ball_pos.unsqueeze(1))  # (A, C, 3)
+    change = (state.ball_vel - prev.ball_vel).unsqueeze(1)  # (A, 1, 3)
+    toward = (change * direction).sum(-1) / BALL_MAX_SPEED
+    return state.car_touched_ball.float() * toward.clamp(-1.0, 1.0)
+
+
+def conceding_touch(prev: BatchState, state: BatchState) -> torch.Tensor:
+    """1 for a touch that puts the ball on target at the car's own goal when it was not before: a shot at its own
+    goal. Give it a negative weight."""
+    now, before = _on_target_at(state, False), _on_target_at(prev, False)
+    return (state.car_touched_ball & now & ~before).float()
+
+
 REWARD_TERMS: dict[str, RewardTerm] = {
     "goal": goal,
     "touch": touch,
@@ -203,6 +221,8 @@ REWARD_TERMS: dict[str, RewardTerm] = {
     "aerial_touch_height": aerial_touch_height,
     "shot": shot,
     "save": save,
+    "touch_ball_to_goal": touch_ball_to_goal,
+    "conceding_touch": conceding_touch,
 }
 
 SPARSE_TERMS = ("goal",)
