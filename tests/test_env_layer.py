@@ -34,6 +34,7 @@ from rocketrl.env.rewards import (
     boost_pickup,
     conceding_touch,
     demolition,
+    dodge_touch,
     face_ball,
     goal,
     save,
@@ -873,6 +874,24 @@ def test_touch_ball_to_goal_pays_the_velocity_change_toward_the_attacked_goal_si
     assert touch_ball_to_goal(prev, state)[0, 0].item() == -1.0
     state.car_touched_ball[:] = False  # no touch, no reward, whatever the ball does
     assert torch.equal(touch_ball_to_goal(prev, state), torch.zeros(4, 2))
+
+
+def test_dodge_touch_pays_only_airborne_touches_made_with_the_dodge_spent():
+    prev = make_state(4, 1, 1)
+    state = make_state(4, 1, 1)
+    for s in (prev, state):
+        s.ball_pos[:] = torch.tensor([0.0, 0.0, GOAL_Z])  # level with both goal centres: their directions are +-y
+    state.ball_vel[:] = torch.tensor([0.0, 3000.0, 0.0])  # every touch sends the ball 3000 uu/s toward orange
+    state.car_touched_ball[:, 0] = True  # blue touches in every arena
+    state.car_on_ground[:] = torch.tensor([[False, True], [False, True], [True, True], [False, True]])
+    state.car_has_flip[:] = torch.tensor([[False, False], [True, False], [False, False], [False, False]])
+    # arena 0: a dodge into the ball; 1: in the air with the dodge in hand; 2: on the ground;
+    # 3: a dodge that sends the ball toward the own goal (nothing, never negative)
+    state.ball_vel[3] = torch.tensor([0.0, -3000.0, 0.0])
+    r = dodge_touch(prev, state)
+    torch.testing.assert_close(r, torch.tensor([[0.5, 0.0], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0]]), atol=1e-6, rtol=0)
+    state.car_touched_ball[:] = False
+    assert torch.equal(dodge_touch(prev, state), torch.zeros(4, 2))
 
 
 def test_conceding_touch_marks_a_touch_that_puts_the_ball_on_target_at_the_own_goal():

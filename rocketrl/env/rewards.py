@@ -200,6 +200,17 @@ def touch_ball_to_goal(prev: BatchState, state: BatchState) -> torch.Tensor:
     return state.car_touched_ball.float() * toward.clamp(-1.0, 1.0)
 
 
+def dodge_touch(prev: BatchState, state: BatchState) -> torch.Tensor:
+    """For a touch made in the air after the car spent its second jump (a dodge or a double jump; or its 1.25 s
+    window for one ran out): the speed the touch adds toward the goal the car attacks, / 6000, in [0, 1]. A dodge
+    into the ball that sends it 3000 uu/s faster toward that goal earns 0.5; a touch on the ground or with the
+    dodge still in hand earns nothing."""
+    spent = ~state.car_on_ground & ~state.car_has_flip  # (A, C): in the air, with no dodge left
+    direction = _unit(opponent_goal(state) - state.ball_pos.unsqueeze(1))  # (A, C, 3)
+    toward = ((state.ball_vel - prev.ball_vel).unsqueeze(1) * direction).sum(-1) / BALL_MAX_SPEED
+    return (state.car_touched_ball & spent).float() * toward.clamp(0.0, 1.0)
+
+
 def conceding_touch(prev: BatchState, state: BatchState) -> torch.Tensor:
     """1 for a touch that puts the ball on target at the car's own goal when it was not before: a shot at its own
     goal. Give it a negative weight."""
@@ -223,6 +234,7 @@ REWARD_TERMS: dict[str, RewardTerm] = {
     "save": save,
     "touch_ball_to_goal": touch_ball_to_goal,
     "conceding_touch": conceding_touch,
+    "dodge_touch": dodge_touch,
 }
 
 SPARSE_TERMS = ("goal",)
