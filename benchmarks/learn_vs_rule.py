@@ -60,7 +60,14 @@ import torch
 
 from rocketrl.cli_args import team_size
 from rocketrl.config import preset_config_path
-from rocketrl.eval.run_record import TRAINING_END_TAGS, append_record, games_summary, runs_table, training_end
+from rocketrl.eval.run_record import (
+    TRAINING_END_TAGS,
+    append_record,
+    comparison_table,
+    games_summary,
+    runs_table,
+    training_end,
+)
 from rocketrl.infra.bench_report import git_commit, machine_info
 
 LONG_BENCHMARK = True  # `rocketrl bench` runs it only when named
@@ -374,6 +381,11 @@ def main() -> None:
         "default rocketsim) as a Markdown table",
     )
     parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="print one row per recorded setting (preset, variant, engine) at --team-size, best median first",
+    )
+    parser.add_argument(
         "--set",
         action="append",
         default=[],
@@ -394,11 +406,14 @@ def main() -> None:
         # is another variant of the preset, recorded and tabled apart from the preset's own runs.
         args.variant = args.variant or f"timesteps={args.timesteps / 1e6:g}M"
         args.set.append(f"run.timesteps={args.timesteps}")
-    if args.table:
+    if args.table or args.compare:
         path = Path(args.record or RUNS_RECORD)
         records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
         team = "{}v{}".format(*args.team_size)
-        print(runs_table(records, args.preset, args.variant, team, args.engine or preset_engine(args.preset)))
+        if args.compare:
+            print(comparison_table(records, team))
+        else:
+            print(runs_table(records, args.preset, args.variant, team, args.engine or preset_engine(args.preset)))
         return
     if args.quick:
         args.timesteps, args.games, args.game_seconds, args.select_games = 20_000, 4, 20.0, 2

@@ -183,3 +183,38 @@ def test_a_run_with_another_budget_is_recorded_and_tabled_as_its_own_variant(tmp
     budget = table("--timesteps", "34000000")
     assert "| 2 |" in budget and "| 0 |" not in budget
     assert "1 run of `vs_rule` with `timesteps=34M` trained on warp: median 80.0%" in budget
+
+
+def test_the_comparison_table_has_one_row_per_setting_best_median_first() -> None:
+    bench = load_benchmark()
+
+    def record(seed: int, wins: int, preset: str = "vs_rule", **extra) -> dict:
+        return {
+            "seed": seed, "preset": preset, "train_engine": "warp", "steps": 25_000_000,
+            "final": {**figures(wins, 0, 100 - wins), "elo": 1000.0 + 10 * wins},
+            "generalization": {"ball_chaser": figures(wins // 2, 0, 50 - wins // 2)}, **extra,
+        }  # fmt: skip
+
+    records = [
+        record(0, 76),
+        record(1, 39),
+        record(2, 77),  # the preset: median 76%
+        record(2, 48, "vs_rule_touch"),
+        record(2, 79, variant="timesteps=34M", steps=34_000_000),
+        record(0, 71, train_engine="rocketsim"),  # same preset, other engine: its own row
+        record(0, 18, "vs_rule_2v2", team_size="2v2"),  # another team size: left out
+        {**record(3, 90), "final": None},  # a run without final games: left out
+    ]
+    lines = bench.comparison_table(records).splitlines()
+    rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in lines[2:]]
+    assert [row[:3] for row in rows] == [
+        ["`vs_rule`", "timesteps=34M", "warp"],
+        ["`vs_rule`", "-", "warp"],
+        ["`vs_rule`", "-", "rocketsim"],
+        ["`vs_rule_touch`", "-", "warp"],
+    ]
+    assert rows[1][3:8] == ["3", "25M", "76.0 / 39.0 / 77.0", "76.0%", "1760"]  # each run by seed, then the median
+    assert rows[1][9] == "76%" and rows[0][4] == "34M"  # against ball_chaser: 38, 19 and 38 wins of 50
+    assert "vs_rule_2v2" not in "\n".join(lines) and "90.0" not in "\n".join(lines)
+    assert "`vs_rule_2v2`" in bench.comparison_table(records, "2v2")
+    assert bench.comparison_table([]) == "no recorded runs in 1v1"

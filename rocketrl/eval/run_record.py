@@ -1,6 +1,6 @@
 """The learning benchmark's figures and records: a set of games summed up (win rate with its interval, Elo,
-goals, touches, sides), the one-line record of a run (docs/learn_vs_rule_runs.jsonl) and the Markdown table of
-the recorded runs of a preset that the README shows."""
+goals, touches, sides), the one-line record of a run (docs/learn_vs_rule_runs.jsonl), the Markdown table of
+the recorded runs of a preset and the table comparing every recorded setting, that the README shows."""
 
 from __future__ import annotations
 
@@ -162,13 +162,56 @@ def runs_table(
     targets = "targets: every run at least 80%, the median 90%"
     if team != "1v1":
         targets = f"target in {team}: a bot trained through the team-size curriculum wins at least 70%"
-    median = rates[len(rates) // 2] if len(rates) % 2 else (rates[len(rates) // 2 - 1] + rates[len(rates) // 2]) / 2
+    median = _median(rates)
     lines.append("")
     lines.append(
         f"{len(rows)} run{'s' if len(rows) != 1 else ''} of {name}: median {100 * median:.1f}%, "
         f"lowest {100 * rates[0]:.1f}%, "
         f"highest {100 * rates[-1]:.1f}% against RulePolicy ({targets})."
     )
+    return "\n".join(lines)
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def comparison_table(records: list[dict], team: str = "1v1") -> str:
+    """A Markdown table with one row per recorded setting (preset, variant, training engine) measured in `team`
+    games, best median final win rate first: how many runs, their steps, each run's rate against RulePolicy,
+    the median rate and Elo, and the median rate against each unseen scripted opponent. Training minutes are
+    left out: the records come from machines that ran the same steps up to 3x apart."""
+    groups: dict[tuple[str, str, str], list[dict]] = {}
+    for r in records:
+        if r.get("team_size", "1v1") != team or not r.get("final"):
+            continue
+        key = (r["preset"], r.get("variant", ""), r.get("train_engine", "rocketsim"))
+        groups.setdefault(key, []).append(r)
+    if not groups:
+        return f"no recorded runs in {team}"
+
+    def general(rows: list[dict], opponent: str) -> str:
+        rates = [g[opponent]["win_rate"] for r in rows if (g := r.get("generalization") or {}).get(opponent)]
+        return f"{100 * _median(rates):.0f}%" if rates else "-"
+
+    lines = [
+        "| preset | variant | trained on | runs | steps | each run vs RulePolicy | median | median Elo "
+        "| vs shadow_goalie | vs ball_chaser |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    ordered = sorted(groups.items(), key=lambda item: -_median([r["final"]["win_rate"] for r in item[1]]))
+    for (preset, variant, engine), rows in ordered:
+        rows = sorted(rows, key=lambda r: (r["seed"], r.get("date", "")))
+        steps = sorted({f"{r['steps'] / 1e6:.0f}M" for r in rows}, key=lambda text: float(text[:-1]))
+        each = " / ".join(f"{100 * r['final']['win_rate']:.1f}" for r in rows)
+        lines.append(
+            f"| `{preset}` | {variant or '-'} | {engine} | {len(rows)} | {', '.join(steps)} | {each} "
+            f"| {100 * _median([r['final']['win_rate'] for r in rows]):.1f}% "
+            f"| {_median([r['final']['elo'] for r in rows]):.0f} "
+            f"| {general(rows, 'shadow_goalie')} | {general(rows, 'ball_chaser')} |"
+        )
     return "\n".join(lines)
 
 
