@@ -189,15 +189,19 @@ def save(prev: BatchState, state: BatchState) -> torch.Tensor:
     return (state.car_touched_ball & before & ~now).float()
 
 
+def _speed_added_toward_goal(prev: BatchState, state: BatchState) -> torch.Tensor:
+    """(A, C) the change of the ball's velocity over the step along the direction from the ball to the goal each
+    car attacks, / 6000 (not clipped)."""
+    direction = _unit(opponent_goal(state) - state.ball_pos.unsqueeze(1))  # (A, C, 3)
+    return ((state.ball_vel - prev.ball_vel).unsqueeze(1) * direction).sum(-1) / BALL_MAX_SPEED
+
+
 def touch_ball_to_goal(prev: BatchState, state: BatchState) -> torch.Tensor:
     """For each car that touched the ball this step: the change of the ball's velocity over the step along the
     direction from the ball to the goal the car attacks, / 6000, clipped to [-1, 1]. A touch that adds 3000 uu/s
     toward that goal earns 0.5 (a dodge into the ball adds most); one that sends the ball as fast toward the car's
     own goal costs as much. Unlike `velocity_ball_to_goal`, paid once, to the car that made the change."""
-    direction = _unit(opponent_goal(state) - state.ball_pos.unsqueeze(1))  # (A, C, 3)
-    change = (state.ball_vel - prev.ball_vel).unsqueeze(1)  # (A, 1, 3)
-    toward = (change * direction).sum(-1) / BALL_MAX_SPEED
-    return state.car_touched_ball.float() * toward.clamp(-1.0, 1.0)
+    return state.car_touched_ball.float() * _speed_added_toward_goal(prev, state).clamp(-1.0, 1.0)
 
 
 def dodge_touch(prev: BatchState, state: BatchState) -> torch.Tensor:
@@ -206,9 +210,7 @@ def dodge_touch(prev: BatchState, state: BatchState) -> torch.Tensor:
     into the ball that sends it 3000 uu/s faster toward that goal earns 0.5; a touch on the ground or with the
     dodge still in hand earns nothing."""
     spent = ~state.car_on_ground & ~state.car_has_flip  # (A, C): in the air, with no dodge left
-    direction = _unit(opponent_goal(state) - state.ball_pos.unsqueeze(1))  # (A, C, 3)
-    toward = ((state.ball_vel - prev.ball_vel).unsqueeze(1) * direction).sum(-1) / BALL_MAX_SPEED
-    return (state.car_touched_ball & spent).float() * toward.clamp(0.0, 1.0)
+    return (state.car_touched_ball & spent).float() * _speed_added_toward_goal(prev, state).clamp(0.0, 1.0)
 
 
 def conceding_touch(prev: BatchState, state: BatchState) -> torch.Tensor:
