@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 import time
 from pathlib import Path
 
@@ -162,7 +163,7 @@ def runs_table(
     targets = "targets: every run at least 80%, the median 90%"
     if team != "1v1":
         targets = f"target in {team}: a bot trained through the team-size curriculum wins at least 70%"
-    median = _median(rates)
+    median = statistics.median(rates)
     lines.append("")
     lines.append(
         f"{len(rows)} run{'s' if len(rows) != 1 else ''} of {name}: median {100 * median:.1f}%, "
@@ -170,12 +171,6 @@ def runs_table(
         f"highest {100 * rates[-1]:.1f}% against RulePolicy ({targets})."
     )
     return "\n".join(lines)
-
-
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 def comparison_table(records: list[dict], team: str = "1v1") -> str:
@@ -194,22 +189,22 @@ def comparison_table(records: list[dict], team: str = "1v1") -> str:
 
     def general(rows: list[dict], opponent: str) -> str:
         rates = [g[opponent]["win_rate"] for r in rows if (g := r.get("generalization") or {}).get(opponent)]
-        return f"{100 * _median(rates):.0f}%" if rates else "-"
+        return f"{100 * statistics.median(rates):.0f}%" if rates else "-"
 
     lines = [
         "| preset | variant | trained on | runs | steps | each run vs RulePolicy | median | median Elo "
         "| vs shadow_goalie | vs ball_chaser |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    ordered = sorted(groups.items(), key=lambda item: -_median([r["final"]["win_rate"] for r in item[1]]))
-    for (preset, variant, engine), rows in ordered:
+    medians = {key: statistics.median(r["final"]["win_rate"] for r in rows) for key, rows in groups.items()}
+    for (preset, variant, engine), rows in sorted(groups.items(), key=lambda item: -medians[item[0]]):
         rows = sorted(rows, key=lambda r: (r["seed"], r.get("date", "")))
         steps = sorted({f"{r['steps'] / 1e6:.0f}M" for r in rows}, key=lambda text: float(text[:-1]))
         each = " / ".join(f"{100 * r['final']['win_rate']:.1f}" for r in rows)
         lines.append(
             f"| `{preset}` | {variant or '-'} | {engine} | {len(rows)} | {', '.join(steps)} | {each} "
-            f"| {100 * _median([r['final']['win_rate'] for r in rows]):.1f}% "
-            f"| {_median([r['final']['elo'] for r in rows]):.0f} "
+            f"| {100 * medians[preset, variant, engine]:.1f}% "
+            f"| {statistics.median(r['final']['elo'] for r in rows):.0f} "
             f"| {general(rows, 'shadow_goalie')} | {general(rows, 'ball_chaser')} |"
         )
     return "\n".join(lines)
