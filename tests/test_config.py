@@ -458,3 +458,94 @@ def test_train_preset_flag_loads_the_packaged_preset_and_names_the_choices_when_
     both = argparse.Namespace(**{**vars(args), "preset": "vs_rule", "config": "x.yaml"})
     with pytest.raises(ValueError, match="--preset and --config"):
         build_train_config(both, [])
+
+
+# ------------------------------------------------------------------------------------------ extends
+def test_a_file_that_extends_another_changes_only_what_it_lists(tmp_path: Path) -> None:
+    base_dir = tmp_path / "base"
+    base_dir.mkdir()
+    write(
+        base_dir,
+        "env:\n  rewards: base_rewards.yaml\n  num_arenas: 8\n  state_setter: {kickoff: 0.5, random: 0.5}\n"
+        "ppo:\n  gamma: 0.995\n  epochs: 3\nrun:\n  timesteps: 1000\n",
+        "parent.yaml",
+    )
+    child = write(
+        tmp_path,
+        "extends: base/parent.yaml\nenv:\n  state_setter: {kickoff: 1.0}\nppo:\n  epochs: 5\nrun:\n",
+        "child.yaml",
+    )
+    cfg = load_config(child)
+    # sections merge key by key; a mapping-valued setting is replaced whole; an empty section keeps the parent's
+    assert cfg.env.num_arenas == 8 and cfg.env.state_setter == {"kickoff": 1.0}
+    assert cfg.ppo.gamma == 0.995 and cfg.ppo.epochs == 5 and cfg.run.timesteps == 1000
+    # the parent's relative rewards path is read from the parent's folder, not the child's
+    assert cfg.env.rewards == str(base_dir / "base_rewards.yaml")
+    # overrides still come last
+    assert load_config(child, ["--ppo.epochs=2"]).ppo.epochs == 2
+    # a grandchild follows the chain to the root
+    grandchild = write(tmp_path, "extends: child.yaml\nppo:\n  gamma: 0.99\n", "grandchild.yaml")
+    cfg3 = load_config(grandchild)
+    assert cfg3.ppo.gamma == 0.99 and cfg3.ppo.epochs == 5 and cfg3.env.num_arenas == 8
+
+
+def test_extends_errors_name_the_file_and_the_fix(tmp_path: Path) -> None:
+    missing = write(tmp_path, "extends: nowhere.yaml\n", "missing.yaml")
+    with pytest.raises(ValueError, match=r"missing.yaml: extends: 'nowhere.yaml' names no file"):
+        load_config(missing)
+    write(tmp_path, "extends: b.yaml\n", "a.yaml")
+    write(tmp_path, "extends: a.yaml\n", "b.yaml")
+    with pytest.raises(ValueError, match=r"extends makes a loop .*a.yaml -> .*b.yaml -> .*a.yaml"):
+        load_config(tmp_path / "a.yaml")
+    wrong = write(tmp_path, "extends: [a.yaml]\n", "wrong.yaml")
+    with pytest.raises(ValueError, match="extends must be the path of a YAML file"):
+        load_config(wrong)
+    # a setting the parent gets wrong is reported like any other
+    write(tmp_path, "ppo:\n  gama: 0.99\n", "typo_parent.yaml")
+    with pytest.raises(ValueError, match="gamma"):
+        load_config(write(tmp_path, "extends: typo_parent.yaml\n", "typo_child.yaml"))
+
+
+def test_a_user_file_can_extend_a_packaged_preset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no configs/ folder here: the packaged preset is found
+    mine = write(tmp_path, "extends: configs/presets/vs_rule.yaml\nppo:\n  gamma: 0.997\n", "mine.yaml")
+    cfg = load_config(mine)
+    preset = load_config(REPO / "rocketrl" / "configs" / "presets" / "vs_rule.yaml")
+    assert cfg.ppo.gamma == 0.997
+    assert dataclasses.replace(cfg, ppo=dataclasses.replace(cfg.ppo, gamma=preset.ppo.gamma)) == preset
+
+
+def test_reward_files_extend_term_by_term(tmp_path: Path) -> None:
+    from rocketrl.env.rewards import RewardConfig
+
+    write(tmp_path, "team_spirit: 0.2\nweights:\n  goal: 10.0\n  touch: 0.3\n", "parent_rewards.yaml")
+    child = write(
+        tmp_path,
+        "extends: parent_rewards.yaml\nweights:\n  touch: 0.0\n  shot: 1.0\nweights_end:\n  shot: 0.5\n",
+        "child_rewards.yaml",
+    )
+    config = RewardConfig.from_yaml(child)
+    assert config.weights == {"goal": 10.0, "touch": 0.0, "shot": 1.0}
+    assert config.weights_end == {"shot": 0.5} and config.team_spirit == 0.2
+    bad = write(tmp_path, "extends: parent_rewards.yaml\nweights:\n  tuch: 1.0\n", "bad_rewards.yaml")
+    with pytest.raises(ValueError, match=r"bad_rewards.yaml: rewards.weights.tuch is not a reward term"):
+        RewardConfig.from_yaml(bad)
+
+
+def test_packaged_variants_extend_vs_rule_and_differ_only_where_they_say() -> None:
+    from rocketrl.env.rewards import RewardConfig
+
+    presets = REPO / "rocketrl" / "configs" / "presets"
+    vs_rule = config_to_dict(load_config(presets / "vs_rule.yaml"))
+    touch = config_to_dict(load_config(presets / "vs_rule_touch.yaml"))
+    changed = {
+        (section, name)
+        for section, values in touch.items()
+        for name, value in values.items()
+        if vs_rule[section][name] != value
+    }
+    assert changed == {("env", "engine"), ("env", "rewards")}
+    assert touch["env"]["engine"] == "warp" and touch["env"]["rewards"] == str(presets / "rewards_vs_rule_touch.yaml")
+    base = RewardConfig.from_yaml(presets / "rewards_vs_rule.yaml").weights
+    dodge = RewardConfig.from_yaml(presets / "rewards_vs_rule_dodge.yaml").weights  # extends the touch file
+    assert dodge == {**base, "touch_ball_to_goal": 1.0, "conceding_touch": -1.0, "dodge_touch": 2.0}

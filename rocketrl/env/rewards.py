@@ -14,6 +14,7 @@ from pathlib import Path
 
 import torch
 
+from rocketrl.infra.yaml_extends import read_extending_yaml
 from rocketrl.sim.arena import (
     BACK_WALL_Y,
     BALL_MAX_SPEED,
@@ -288,13 +289,22 @@ class RewardConfig:
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> RewardConfig:
+        """The settings in the YAML file at `path`, over those of the file its `extends:` names: `weights` and
+        `weights_end` are merged term by term (a term is dropped with weight 0), other settings replaced."""
         import yaml
 
-        with open(path, encoding="utf-8") as handle:
-            data = yaml.safe_load(handle) or {}
-        if not isinstance(data, dict):
-            raise ValueError(f"{path}: expected a mapping of reward settings at the top level")
-        return cls.from_dict(data)
+        def read(file: Path) -> object:
+            with open(file, encoding="utf-8") as handle:
+                try:
+                    return yaml.safe_load(handle)
+                except yaml.YAMLError as error:
+                    raise ValueError(f"{file}: not valid YAML: {error}") from None
+
+        data = read_extending_yaml(path, read, expected="a mapping of reward settings")
+        try:
+            return cls.from_dict(data)
+        except ValueError as error:
+            raise ValueError(f"{path}: {error}") from None
 
 
 class RewardFunction:

@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from rocketrl.env.config import EnvConfig
+from rocketrl.infra.yaml_extends import read_extending_yaml
 from rocketrl.league.config import LeagueConfig
 from rocketrl.policy.config import ModelConfig
 from rocketrl.ppo.config import PPOConfig, RayConfig, RunConfig, SpeedConfig
@@ -309,8 +310,20 @@ def _packaged_or_absolute(text: str, folder: Path) -> str:
     return str(resolved)
 
 
+def _resolve_file_paths(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """`data` read from the file at `path` with its relative env.rewards and league.curriculum made absolute."""
+    env = data.get("env")
+    if isinstance(env, dict) and isinstance(env.get("rewards"), str):
+        env["rewards"] = _absolute(env["rewards"], path.parent)
+    league = data.get("league")
+    if isinstance(league, dict) and isinstance(league.get("curriculum"), str):
+        league["curriculum"] = _packaged_or_absolute(league["curriculum"], path.parent)
+    return data
+
+
 def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -> TrainConfig:
-    """Defaults, then the YAML file at `path` (if any), then CLI-style `overrides`; validated.
+    """Defaults, then the YAML file at `path` (if any, over the file its `extends:` names), then CLI-style
+    `overrides`; validated.
 
     A relative env.rewards path is read from the YAML file's folder when it comes from the file, from the
     current folder when it comes from an override; the result holds it as an absolute path.
@@ -320,17 +333,9 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -
     if path is not None:
         path = Path(path)
         where = str(path)
-        raw = _read_yaml(path)
-        raw = {} if raw is None else raw
-        if not isinstance(raw, Mapping):
-            raise ValueError(f"{path}: expected a mapping of sections ({', '.join(SECTIONS)}) at the top level")
-        data = {str(k): dict(v) if isinstance(v, Mapping) else v for k, v in raw.items()}
-        env = data.get("env")
-        if isinstance(env, dict) and isinstance(env.get("rewards"), str):
-            env["rewards"] = _absolute(env["rewards"], path.parent)
-        league = data.get("league")
-        if isinstance(league, dict) and isinstance(league.get("curriculum"), str):
-            league["curriculum"] = _packaged_or_absolute(league["curriculum"], path.parent)
+        data = read_extending_yaml(
+            path, _read_yaml, _resolve_file_paths, f"a mapping of sections ({', '.join(SECTIONS)})"
+        )
     for section, values in parse_override_tokens(overrides).items():
         if section == "env" and isinstance(values.get("rewards"), str):
             values["rewards"] = _absolute(values["rewards"], Path.cwd())
