@@ -59,7 +59,7 @@ from pathlib import Path
 import torch
 
 from rocketrl.cli_args import team_size
-from rocketrl.config import preset_config_path
+from rocketrl.config import load_config, preset_config_path
 from rocketrl.eval.run_record import (
     TRAINING_END_TAGS,
     append_record,
@@ -89,14 +89,11 @@ def read_curve(run_dir: Path, tags: tuple[str, ...]) -> dict[str, list[tuple[int
 
 
 def preset_engine(preset: str) -> str:
-    """The engine configs/presets/<preset>.yaml trains on (its env.engine; rocketsim when it names none)."""
-    import yaml
-
+    """The engine configs/presets/<preset>.yaml trains on (its env.engine, or that of the preset it extends)."""
     try:
-        data = yaml.safe_load(preset_config_path(preset).read_text())
+        return load_config(preset_config_path(preset)).env.engine
     except ValueError:  # no such preset: the table then says there are no runs of it
-        data = None
-    return ((data or {}).get("env") or {}).get("engine", "rocketsim")
+        return "rocketsim"
 
 
 def end_of_training(run_dir: Path) -> dict[str, float]:
@@ -437,7 +434,6 @@ def main() -> None:
     if not kickoff_jitter_in_range(args.kickoff_jitter):
         parser.error(f"--kickoff-jitter must lie in [0, {MAX_KICKOFF_JITTER:g}] uu")
 
-    from rocketrl.config import load_config
     from rocketrl.league.match import play_match
     from rocketrl.policy.actor_critic import PolicyActor
     from rocketrl.policy.load import policy_from_checkpoint
