@@ -46,6 +46,7 @@ from rocketrl.env.rewards import (
     velocity_player_to_ball,
 )
 from rocketrl.env.setters import (
+    DodgeShotSetter,
     KickoffSetter,
     RandomStateSetter,
     WeightedSetter,
@@ -425,6 +426,64 @@ def test_random_state_setter_gives_valid_states_inside_the_field():
     assert reset.car_boost.std() > 10  # actually random
     assert (reset.car_vel.norm(dim=-1) <= 2300 + 1e-3).all()
     assert (reset.ball_vel.norm(dim=-1) <= 2000 + 1e-3).all()
+
+
+def _dodge_shot_starts(k: int, blue: int, orange: int) -> tuple[ResetState, torch.Tensor]:
+    """(reset, (K,) index of the car set up for the shot: the one off the floor; the others rest on it)."""
+    reset = DodgeShotSetter(blue, orange)(k, torch.Generator().manual_seed(4))
+    off_floor = reset.car_pos[..., 2] > CAR_SPAWN_REST_Z + 1.0
+    assert torch.equal(off_floor.sum(dim=1), torch.ones(k, dtype=torch.long))  # exactly one per arena
+    return reset, off_floor.float().argmax(dim=1)
+
+
+@pytest.mark.parametrize(("blue", "orange"), [(1, 1), (2, 2), (3, 1)])
+def test_dodge_shot_setter_puts_one_car_airborne_behind_the_ball_on_the_way_to_its_goal(blue, orange):
+    reset, car = _dodge_shot_starts(512, blue, orange)
+    reset.validate(blue + orange)
+    rows = torch.arange(512)
+    for pos in (reset.ball_pos, reset.car_pos.reshape(-1, 3)):
+        assert (pos[:, 0].abs() < SIDE_WALL_X - 300).all() and (pos[:, 1].abs() < BACK_WALL_Y - 300).all()
+    assert ((reset.ball_pos[:, 2] >= BALL_REST_Z) & (reset.ball_pos[:, 2] <= BALL_REST_Z + 120)).all()
+    shooter = reset.car_pos[rows, car]
+    assert ((shooter[:, 2] >= 40) & (shooter[:, 2] <= 140)).all()  # off the floor (a car at rest: 17 uu)
+    gap = (reset.ball_pos - shooter)[:, :2]
+    assert ((gap.norm(dim=-1) >= 250 - 1e-3) & (gap.norm(dim=-1) <= 650 + 1e-3)).all()
+    goal_y = torch.where(car < blue, BACK_WALL_Y, -BACK_WALL_Y)  # blue attacks +y
+    to_goal = torch.stack([-reset.ball_pos[:, 0], goal_y - reset.ball_pos[:, 1]], -1)
+    cos_line = (gap * to_goal).sum(-1) / (gap.norm(dim=-1) * to_goal.norm(dim=-1))
+    assert (cos_line >= math.cos(0.6) - 1e-4).all()  # car -> ball points within 0.6 rad of ball -> goal
+    velocity = reset.car_vel[rows, car]
+    assert ((velocity[:, :2].norm(dim=-1) >= 500 - 1e-3) & (velocity[:, :2].norm(dim=-1) <= 1800 + 1e-3)).all()
+    cos_heading = (velocity[:, :2] * gap).sum(-1) / (velocity[:, :2].norm(dim=-1) * gap.norm(dim=-1))
+    assert (cos_heading >= math.cos(0.2) - 1e-4).all()  # driving at the ball
+    assert torch.equal(reset.car_rotation[rows, car, 0], torch.zeros(512))  # level: pitch and roll 0
+    # both teams get the shots
+    assert 0.3 < float((car < blue).float().mean()) < 0.8
+
+
+def test_a_dodge_from_a_dodge_shot_start_sends_the_ball_harder_toward_the_goal():
+    """In RocketSim: jump with the stick forward in the first step (a dodge, since the airborne car's flip is
+    unused), then drive on, against driving on alone. The dodge sends the ball faster toward the goal the car
+    attacks (measured 1,520 against 1,094 uu/s median on these 64 arenas)."""
+    k = 64
+    reset, car = _dodge_shot_starts(k, 1, 1)
+    rows = torch.arange(k)
+    toward_goal = {}
+    for dodge in (True, False):
+        with RocketSimEngine(k, 1, 1, stepping="serial", num_workers=1) as engine:
+            engine.reset(torch.ones(k, dtype=torch.bool), reset)
+            for step in range(12):
+                controls = torch.zeros(k, 2, 8)
+                controls[rows, car, 0] = 1.0  # throttle
+                if dodge and step == 0:
+                    controls[rows, car, 2] = -1.0  # stick forward
+                    controls[rows, car, 5] = 1.0  # jump
+                state = engine.step(controls)
+                if step == 0:
+                    assert not bool(state.car_on_ground[rows, car].any())  # still in the air after 8 ticks
+        toward_goal[dodge] = state.ball_vel[:, 1] * torch.where(car == 0, 1.0, -1.0)
+    assert float(toward_goal[True].median()) > float(toward_goal[False].median()) + 300.0
+    assert float((toward_goal[True] > 0).float().mean()) > 0.85
 
 
 class TestWeightedSetter:

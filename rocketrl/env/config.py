@@ -49,7 +49,8 @@ class EnvConfig:
     action: ActionKind = "discrete"
     """'discrete' (90-entry lookup table) or 'continuous' (Box(8))."""
     state_setter: dict[str, float] = field(default_factory=lambda: {"kickoff": 0.7, "random": 0.3})
-    """Mix of reset states by weight: kickoff and/or random."""
+    """Mix of reset states by weight: kickoff, random (ball and cars anywhere) and dodge_shot (one car airborne
+    with its flip unused, driving at a ball in reach on the way to its goal: a dodge now shoots)."""
     kickoff_jitter: float = 0.0
     """Move each car's kickoff spawn by up to this many uu in x and in y (uniform, per car, 0 to 100). With 0
     the spawns are exact, and two greedy policies replay the same few kickoffs every time."""

@@ -17,6 +17,7 @@ import torch
 from rocketrl.sim.arena import (
     BACK_WALL_Y,
     BALL_RADIUS,
+    BALL_REST_Z,
     CAR_MAX_SPEED,
     CAR_SPAWN_REST_Z,
     CEILING_Z,
@@ -135,6 +136,69 @@ class RandomStateSetter:
         )
 
 
+class DodgeShotSetter:
+    """A dodge within reach: one car of each arena (drawn at random) starts just off the floor with its flip
+    unused, moving at a ball near the floor that lies between it and the goal it attacks, so that a dodge
+    (jump with the stick forward) in its first step sends the ball toward that goal. The other cars start as
+    in RandomStateSetter.
+
+    Random play seldom dodges into the ball, so a bot trained from kickoffs and random states meets that
+    outcome rarely; these starts put it one action away. The line from the car to the ball points within
+    `max_angle` (radians) of the line from the ball to the goal's centre; the car is `distance` uu from the
+    ball (centre to centre), its nose within 0.2 rad of the ball, its height and speed those of a car a few
+    ticks after a jump.
+    """
+
+    def __init__(
+        self,
+        blue_size: int,
+        orange_size: int,
+        distance: tuple[float, float] = (250.0, 650.0),
+        max_angle: float = 0.6,
+    ) -> None:
+        self.blue_size = blue_size
+        self.orange_size = orange_size
+        self.distance = distance
+        self.max_angle = max_angle
+        self.others = RandomStateSetter(blue_size, orange_size)
+
+    def __call__(self, k: int, generator: torch.Generator) -> ResetState:
+        state = self.others(k, generator)
+        n = self.blue_size + self.orange_size
+
+        def uniform(*shape: int, low: float, high: float) -> torch.Tensor:
+            return low + (high - low) * torch.rand(*shape, generator=generator)
+
+        # the ball: near the floor, away from the walls by more than the car's distance to it, rolling slowly
+        margin_x = SIDE_WALL_X - 400.0 - self.distance[1]
+        margin_y = BACK_WALL_Y - 400.0 - self.distance[1]
+        ball_xy = torch.stack([uniform(k, low=-margin_x, high=margin_x), uniform(k, low=-margin_y, high=margin_y)], -1)
+        roll_heading = uniform(k, low=-math.pi, high=math.pi)
+        roll_speed = uniform(k, low=0.0, high=500.0)
+        state.ball_pos = torch.cat([ball_xy, uniform(k, 1, low=BALL_REST_Z, high=BALL_REST_Z + 120.0)], -1)
+        state.ball_vel = torch.stack(
+            [torch.cos(roll_heading) * roll_speed, torch.sin(roll_heading) * roll_speed, torch.zeros(k)], -1
+        )
+        # the car: behind the ball on the way to the goal it attacks (blue +y, orange -y)
+        car = torch.randint(n, (k,), generator=generator)
+        attacks_y = torch.where(car < self.blue_size, BACK_WALL_Y, -BACK_WALL_Y)
+        to_goal = torch.atan2(attacks_y - ball_xy[:, 1], -ball_xy[:, 0]) + uniform(
+            k, low=-self.max_angle, high=self.max_angle
+        )
+        distance = uniform(k, low=self.distance[0], high=self.distance[1])
+        car_xy = ball_xy - torch.stack([torch.cos(to_goal), torch.sin(to_goal)], -1) * distance[:, None]
+        heading = to_goal + uniform(k, low=-0.2, high=0.2)
+        speed = uniform(k, low=500.0, high=1800.0)
+        rows = torch.arange(k)
+        state.car_pos[rows, car] = torch.cat([car_xy, uniform(k, 1, low=40.0, high=140.0)], -1)
+        state.car_vel[rows, car] = torch.stack(
+            [torch.cos(heading) * speed, torch.sin(heading) * speed, uniform(k, low=0.0, high=300.0)], -1
+        )
+        state.car_rotation[rows, car] = torch.stack([torch.zeros(k), heading, torch.zeros(k)], -1)
+        state.car_ang_vel[rows, car] = 0.0
+        return state
+
+
 class WeightedSetter:
     """Each arena draws one of several setters with the given probabilities."""
 
@@ -162,14 +226,14 @@ class WeightedSetter:
         return ResetState(**merged)  # type: ignore[arg-type]
 
 
-STATE_SETTERS: tuple[str, ...] = ("kickoff", "random")
-"""The setters a {name: weight} mix may name: KickoffSetter and RandomStateSetter."""
+STATE_SETTERS: tuple[str, ...] = ("kickoff", "random", "dodge_shot")
+"""The setters a {name: weight} mix may name: KickoffSetter, RandomStateSetter and DodgeShotSetter."""
 
 
 def make_setter(
     name_to_weight: dict[str, float], blue_size: int, orange_size: int, kickoff_jitter: float = 0.0
 ) -> StateSetter:
-    """Build a setter from a {'kickoff': w, 'random': w} mix (a single entry gives that setter);
+    """Build a setter from a {'kickoff': w, 'random': w, 'dodge_shot': w} mix (a single entry gives that setter);
     `kickoff_jitter` (uu) goes to the KickoffSetter."""
     unknown = sorted(set(name_to_weight) - set(STATE_SETTERS))
     if unknown:
@@ -180,12 +244,12 @@ def make_setter(
     active = {name: w for name, w in name_to_weight.items() if w > 0}
     if not active:
         raise ValueError("state_setter needs at least one setter with a positive weight, e.g. {kickoff: 1.0}")
-    setters: list[StateSetter] = [
-        KickoffSetter(blue_size, orange_size, kickoff_jitter)
-        if name == "kickoff"
-        else RandomStateSetter(blue_size, orange_size)
-        for name in active
-    ]
+    kinds = {
+        "kickoff": lambda: KickoffSetter(blue_size, orange_size, kickoff_jitter),
+        "random": lambda: RandomStateSetter(blue_size, orange_size),
+        "dodge_shot": lambda: DodgeShotSetter(blue_size, orange_size),
+    }
+    setters: list[StateSetter] = [kinds[name]() for name in active]
     if len(setters) == 1:
         return setters[0]
     return WeightedSetter(setters, list(active.values()))
