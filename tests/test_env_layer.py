@@ -471,7 +471,12 @@ def test_a_dodge_from_a_dodge_shot_start_sends_the_ball_harder_toward_the_goal()
     toward_goal = {}
     for dodge in (True, False):
         with RocketSimEngine(k, 1, 1, stepping="serial", num_workers=1) as engine:
-            engine.reset(torch.ones(k, dtype=torch.bool), reset)
+            start = engine.reset(torch.ones(k, dtype=torch.bool), reset)
+            # the state read before any tick already shows the shooter airborne with its flip, the other car
+            # (upright on the floor) on the ground, as the warp engine reads them
+            other = 1 - car
+            assert not bool(start.car_on_ground[rows, car].any()) and bool(start.car_has_flip[rows, car].all())
+            assert bool(start.car_on_ground[rows, other].all()) and bool(start.car_has_jump[rows, other].all())
             for step in range(12):
                 controls = torch.zeros(k, 2, 8)
                 controls[rows, car, 0] = 1.0  # throttle

@@ -42,6 +42,10 @@ CAR_MAX_SPEED = 2300.0
 CAR_MAX_ANG_SPEED = 5.5
 SUPERSONIC_SPEED = 2200.0
 CAR_SPAWN_REST_Z = 17.0
+RESET_ON_GROUND_MAX_Z = 20.0
+"""A car set into the arena reads as on the ground until its first tick when it is below this height (uu) and
+upright (its roof's z above RESET_ON_GROUND_MIN_UP_Z); from the first tick on, the engine's wheels decide."""
+RESET_ON_GROUND_MIN_UP_Z = 0.7
 BOOST_MAX = 100.0
 KICKOFF_BOOST = 100.0 / 3.0
 """Boost every car holds at kickoff (RocketSim and Rocket League give 33.3)."""

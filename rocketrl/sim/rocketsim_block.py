@@ -22,6 +22,8 @@ from rocketrl.sim.arena import (
     BOOST_PAD_COOLDOWN_SMALL,
     BOOST_PADS,
     NUM_BOOST_PADS,
+    RESET_ON_GROUND_MAX_Z,
+    RESET_ON_GROUND_MIN_UP_Z,
     TICK_TIME,
 )
 from rocketrl.sim.engine_base import CONTROL_WIDTH
@@ -315,6 +317,8 @@ class ArenaBlock:
                 )
                 pitch, yaw, roll = r[o + 9 : o + 12]
                 cs.rot_mat = rs.Angle(yaw, pitch, roll).as_rot_mat()
+                # CarState starts on the ground; a car set in the air must read as airborne, with its flip
+                cs.is_on_ground = r[o + 2] < RESET_ON_GROUND_MAX_Z and cs.rot_mat.up.z > RESET_ON_GROUND_MIN_UP_Z
                 cs.boost = r[o + 12]
                 car.set_state(cs)
                 car.set_controls(rs.CarControls())

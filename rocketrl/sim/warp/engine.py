@@ -27,6 +27,8 @@ from rocketrl.sim.arena import (
     DEFAULT_TICK_SKIP,
     NUM_BOOST_PADS,
     ORANGE_TEAM,
+    RESET_ON_GROUND_MAX_Z,
+    RESET_ON_GROUND_MIN_UP_Z,
 )
 from rocketrl.sim.engine_base import Engine
 from rocketrl.sim.rocketsim import DOUBLE_JUMP_MAX_DELAY
@@ -335,7 +337,8 @@ class WarpEngine(Engine):
         car_i[..., I_BUMP_OTHER] = -1
         car_i[..., I_LAST_HIT_TICK] = -10
         pos = state.car_pos.to(dev, torch.float32)
-        car_i[..., I_GROUND] = ((pos[..., 2] < 20.0) & (matrix[..., 2, 2] > 0.7)).int()
+        upright = matrix[..., 2, 2] > RESET_ON_GROUND_MIN_UP_Z
+        car_i[..., I_GROUND] = ((pos[..., 2] < RESET_ON_GROUND_MAX_Z) & upright).int()
         t["car_i"][rows] = car_i
         t["pad_timer"][rows] = 0.0
         t["pad_active"][rows] = 1
