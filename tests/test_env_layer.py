@@ -37,6 +37,7 @@ from rocketrl.env.rewards import (
     dodge_touch,
     face_ball,
     goal,
+    in_air,
     save,
     shot,
     touch,
@@ -852,6 +853,17 @@ def test_face_ball_reward():
     state.car_forward[0] = torch.tensor([[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
     r = face_ball(state, state)
     torch.testing.assert_close(r, torch.tensor([[-1.0, 1.0, 0.0]]), atol=1e-6, rtol=0)
+
+
+def test_in_air_reward_pays_cars_off_the_ground_only():
+    state = make_state(
+        1,
+        2,
+        2,
+        car_on_ground=torch.tensor([[True, False, False, True]]),
+        car_demolished=torch.tensor([[False, False, True, False]]),
+    )
+    torch.testing.assert_close(in_air(state, state), torch.tensor([[0.0, 1.0, 0.0, 0.0]]))
 
 
 def test_boost_rewards():

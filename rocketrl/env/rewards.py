@@ -130,6 +130,12 @@ def boost_held(prev: BatchState, state: BatchState) -> torch.Tensor:
     return torch.sqrt((state.car_boost / BOOST_MAX).clamp(0.0, 1.0))
 
 
+def in_air(prev: BatchState, state: BatchState) -> torch.Tensor:
+    """1 while the car is off the ground (and not demolished), else 0. Weighted small, it keeps jumping in the
+    policy: jumps cost a car its grip, so without it a bot learns early never to jump and never learns dodges."""
+    return (~state.car_on_ground & ~state.car_demolished).float()
+
+
 def demolition(prev: BatchState, state: BatchState) -> torch.Tensor:
     """Demolitions the car made this step, minus 1 if it was demolished."""
     return state.car_demolitions.float() - state.car_was_demolished.float()
@@ -238,6 +244,7 @@ REWARD_TERMS: dict[str, RewardTerm] = {
     "touch_ball_to_goal": touch_ball_to_goal,
     "conceding_touch": conceding_touch,
     "dodge_touch": dodge_touch,
+    "in_air": in_air,
 }
 
 SPARSE_TERMS = ("goal",)
