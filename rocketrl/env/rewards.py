@@ -299,16 +299,7 @@ class RewardConfig:
     def from_yaml(cls, path: str | Path) -> RewardConfig:
         """The settings in the YAML file at `path`, over those of the file its `extends:` names: `weights` and
         `weights_end` are merged term by term (a term is dropped with weight 0), other settings replaced."""
-        import yaml
-
-        def read(file: Path) -> object:
-            with open(file, encoding="utf-8") as handle:
-                try:
-                    return yaml.safe_load(handle)
-                except yaml.YAMLError as error:
-                    raise ValueError(f"{file}: not valid YAML: {error}") from None
-
-        data = read_extending_yaml(path, read, expected="a mapping of reward settings")
+        data = read_extending_yaml(path, expected="a mapping of reward settings")
         try:
             return cls.from_dict(data)
         except ValueError as error:

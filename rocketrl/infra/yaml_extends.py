@@ -15,6 +15,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 EXTENDS_KEY = "extends"
 """The top-level key naming the file a YAML file builds on."""
 
@@ -50,24 +52,35 @@ def parent_path(text: str, folder: Path) -> Path:
     return local
 
 
+def read_yaml(path: Path, loader: type[yaml.SafeLoader] = yaml.SafeLoader) -> Any:
+    """The YAML document in the file at `path`, parsed by `loader` (a SafeLoader: no arbitrary objects); a parse
+    error names the file."""
+    with open(path, encoding="utf-8") as handle:
+        try:
+            return yaml.load(handle, Loader=loader)
+        except yaml.YAMLError as error:
+            raise ValueError(f"{path}: not valid YAML: {error}") from None
+
+
 def read_extending_yaml(
     path: str | Path,
-    read: Callable[[Path], Any],
+    loader: type[yaml.SafeLoader] = yaml.SafeLoader,
     resolve: Callable[[dict[str, Any], Path], dict[str, Any]] = lambda data, _: data,
     expected: str = "a mapping",
     _chain: tuple[Path, ...] = (),
 ) -> dict[str, Any]:
     """The mapping in the YAML file at `path`, laid over the file its `extends` names (recursively).
 
-    read(path) parses one file; resolve(data, path) fixes what depends on the file's own folder (relative paths)
-    before the merge; `expected` says what the top level must hold. Errors name the file and the field.
+    `loader` parses each file (see `read_yaml`); resolve(data, path) fixes what depends on the file's own folder
+    (relative paths) before the merge; `expected` says what the top level must hold. Errors name the file and the
+    field.
     """
     path = Path(path)
     key = path.resolve()
     if key in _chain:
         loop = " -> ".join(str(p) for p in (*_chain, key))
         raise ValueError(f"{path}: {EXTENDS_KEY} makes a loop ({loop}); one of these files must not extend another")
-    raw = read(path)
+    raw = read_yaml(path, loader)
     raw = {} if raw is None else raw
     if not isinstance(raw, Mapping):
         raise ValueError(f"{path}: expected {expected} at the top level, got {type(raw).__name__}")
@@ -84,5 +97,5 @@ def read_extending_yaml(
             f"{path}: {EXTENDS_KEY}: {parent_text!r} names no file (looked for {parent}); give a path relative "
             "to this file's folder, or configs/... for a packaged file"
         )
-    base = read_extending_yaml(parent, read, resolve, expected, (*_chain, key))
+    base = read_extending_yaml(parent, loader, resolve, expected, (*_chain, key))
     return merge_mappings(base, data, depth=2)

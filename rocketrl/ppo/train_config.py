@@ -293,14 +293,6 @@ _Loader.add_implicit_resolver(
 )
 
 
-def _read_yaml(path: Path) -> Any:
-    with open(path, encoding="utf-8") as handle:
-        try:
-            return yaml.load(handle, Loader=_Loader)  # a SafeLoader subclass: no arbitrary objects
-        except yaml.YAMLError as error:
-            raise ValueError(f"{path}: not valid YAML: {error}") from None
-
-
 def _packaged_or_absolute(text: str, folder: Path) -> str:
     """A relative path from `folder`; when nothing is there, 'configs/<name>' falls back to the packaged file."""
     resolved = Path(_absolute(text, folder))
@@ -333,9 +325,7 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -
     if path is not None:
         path = Path(path)
         where = str(path)
-        data = read_extending_yaml(
-            path, _read_yaml, _resolve_file_paths, f"a mapping of sections ({', '.join(SECTIONS)})"
-        )
+        data = read_extending_yaml(path, _Loader, _resolve_file_paths, f"a mapping of sections ({', '.join(SECTIONS)})")
     for section, values in parse_override_tokens(overrides).items():
         if section == "env" and isinstance(values.get("rewards"), str):
             values["rewards"] = _absolute(values["rewards"], Path.cwd())
