@@ -8,7 +8,7 @@ a seeded environment resets the same way every time.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import fields
 from typing import Protocol
 
@@ -100,8 +100,7 @@ class RandomStateSetter:
         n = self.blue_size + self.orange_size
         margin_x, margin_y = SIDE_WALL_X - 300.0, BACK_WALL_Y - 500.0
 
-        def uniform(*shape: int, low: float, high: float) -> torch.Tensor:
-            return low + (high - low) * torch.rand(*shape, generator=generator)
+        uniform = _uniform_from(generator)
 
         ball_pos = torch.stack(
             [
@@ -166,8 +165,7 @@ class DodgeShotSetter:
         state = self.others(k, generator)
         n = self.blue_size + self.orange_size
 
-        def uniform(*shape: int, low: float, high: float) -> torch.Tensor:
-            return low + (high - low) * torch.rand(*shape, generator=generator)
+        uniform = _uniform_from(generator)
 
         # the ball: near the floor, away from the walls by more than the car's distance to it, rolling slowly
         margin_x = SIDE_WALL_X - 400.0 - self.distance[1]
@@ -253,6 +251,15 @@ def make_setter(
     if len(setters) == 1:
         return setters[0]
     return WeightedSetter(setters, list(active.values()))
+
+
+def _uniform_from(generator: torch.Generator) -> Callable[..., torch.Tensor]:
+    """uniform(*shape, low=, high=): a tensor of `shape` drawn uniformly in [low, high) from `generator`."""
+
+    def uniform(*shape: int, low: float, high: float) -> torch.Tensor:
+        return low + (high - low) * torch.rand(*shape, generator=generator)
+
+    return uniform
 
 
 def _random_directions(k: int, generator: torch.Generator) -> torch.Tensor:
