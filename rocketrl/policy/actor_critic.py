@@ -165,6 +165,19 @@ class ActorCritic(nn.Module):
         Feed-forward: obs [N, O], actions [N] -> three [N]. Recurrent: obs [L, N, O], actions [L, N],
         state at the sequence starts, episode_start [L, N] -> three [L, N].
         """
+        logprob, entropy, value, _ = self.evaluate_with_teacher(obs, actions, None, state, episode_start)
+        return logprob, entropy, value
+
+    def evaluate_with_teacher(
+        self,
+        obs: torch.Tensor,
+        actions: torch.Tensor,
+        teacher_actions: torch.Tensor | None,
+        state: RecurrentState = None,
+        episode_start: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """`evaluate` plus the log-prob of a teacher's actions (shaped like `actions`) under the same
+        distribution, from one forward pass; None when `teacher_actions` is None."""
         if self.lstm is not None:
             assert episode_start is not None
             features = self._features_sequence(obs, state, episode_start)
@@ -172,9 +185,11 @@ class ActorCritic(nn.Module):
             features = obs
         dist = self.distribution(features)
         logprob, entropy = dist.log_prob(actions), dist.entropy()
+        teacher_logprob = dist.log_prob(teacher_actions) if teacher_actions is not None else None
         if not self.discrete:
             logprob, entropy = logprob.sum(-1), entropy.sum(-1)
-        return logprob, entropy, self.critic(features).squeeze(-1).float()
+            teacher_logprob = teacher_logprob.sum(-1) if teacher_logprob is not None else None
+        return logprob, entropy, self.critic(features).squeeze(-1).float(), teacher_logprob
 
 
 class PolicyActor:

@@ -27,6 +27,7 @@ from rocketrl.policy.normalize import ObservationNormalizer
 from rocketrl.ppo.amp_probe import choose_amp
 from rocketrl.ppo.config import PPOConfig, SpeedConfig
 from rocketrl.ppo.gae import compute_gae
+from rocketrl.ppo.imitation import RuleTeacher, check_imitation_supported, imitation_weight
 from rocketrl.ppo.normalize import ReturnScaler
 from rocketrl.ppo.schedules import Schedule
 from rocketrl.ppo.storage import RolloutStorage
@@ -84,6 +85,13 @@ class PPO:
         self.acting_copy: ActorCritic | None = None
         self._acting: tuple[ActorCritic, torch.dtype] = (self.model, torch.float32)
         self._batch_values = True
+        self.teacher: RuleTeacher | None = None
+        """Labels each rollout step with RulePolicy's action while ppo.imitation_coef > 0 (ppo/imitation.py)."""
+        if ppo.imitation_coef > 0:
+            check_imitation_supported(obs_size, discrete)
+            self.teacher = RuleTeacher(device, compiled=speed.compile_rule)
+        self.imitating = self.teacher is not None
+        """True while the next rollout is to be labelled (the imitation weight is not yet 0)."""
 
     # ------------------------------------------------------------------------------ set-up
     def resize(self, num_agents: int) -> None:
@@ -110,6 +118,7 @@ class PPO:
             self.device,
             lstm_hidden=m.lstm_hidden if m.lstm else None,
             sequence_length=m.sequence_length,
+            teacher=self.teacher is not None,
         )
 
     def setup_precision(self) -> None:
@@ -207,6 +216,8 @@ class PPO:
             check_finite(f"at rollout step {t}", norm_obs=norm_obs, logprob=logprob, **extra)
         s.obs[t] = norm_obs
         s.actions[t] = action
+        if self.teacher is not None and self.imitating and s.teacher_actions is not None:
+            s.teacher_actions[t] = self.teacher.actions(obs)
         s.logprobs[t] = logprob
         if value is not None:
             s.values[t] = value
@@ -281,6 +292,9 @@ class PPO:
         """The PPO update of the stored rollout at the schedules' values for `progress` in [0, 1]; returns
         (the update's statistics, minibatches skipped as non-finite)."""
         assert self.storage is not None
+        p = self.cfg
+        imitation = imitation_weight(p.imitation_coef, p.imitation_until, progress) if self.imitating else 0.0
+        self.imitating = self.teacher is not None and progress < p.imitation_until
         return ppo_update(
             self.model,
             self.optimizer,
@@ -291,6 +305,7 @@ class PPO:
             self.entropy_schedule.value(progress),
             self.shuffle,
             self.autocast,
+            imitation_coef=imitation,
         )
 
     # ------------------------------------------------------------------------------ state

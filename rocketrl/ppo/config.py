@@ -68,6 +68,12 @@ class PPOConfig:
     """Clip normalised observations to [-obs_clip, obs_clip]."""
     reward_clip: float = 10.0
     """Clip scaled rewards to [-reward_clip, reward_clip]."""
+    imitation_coef: float = 0.0
+    """Weight, at the start of training, of a loss pulling the policy toward RulePolicy's action in each state
+    the learner reaches (-log-prob of that action; `ppo/imitation.py`): the policy starts from the scripted
+    bot's driving, jumps and dodges. 0 turns it off. Needs the lookup-table actions and default observation."""
+    imitation_until: float = 0.3
+    """Fraction of training (0-1] at which the imitation weight, falling linearly from imitation_coef, reaches 0."""
 
     def __post_init__(self) -> None:
         self.validate()
@@ -104,6 +110,9 @@ class PPOConfig:
                 raise ValueError("ppo.lr_end=0.0: an exponential schedule cannot reach 0; give a positive end")
         positive(self.obs_clip, "ppo.obs_clip")
         positive(self.reward_clip, "ppo.reward_clip")
+        at_least(self.imitation_coef, 0.0, "ppo.imitation_coef")
+        if not 0.0 < self.imitation_until <= 1.0:
+            raise ValueError(f"ppo.imitation_until={self.imitation_until!r}: must lie in (0, 1]")
 
     @property
     def resolved_lr_end(self) -> float:

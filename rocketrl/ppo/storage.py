@@ -23,6 +23,8 @@ class Minibatch:
     returns: torch.Tensor
     episode_start: torch.Tensor | None = None
     state: RecurrentState = None
+    teacher_actions: torch.Tensor | None = None
+    """The imitation teacher's action in each sample (shaped like `actions`), when imitating."""
 
 
 class RolloutStorage:
@@ -38,6 +40,7 @@ class RolloutStorage:
         device: torch.device,
         lstm_hidden: int | None = None,
         sequence_length: int = 16,
+        teacher: bool = False,
     ) -> None:
         t, b = steps, agents
         self.steps, self.agents, self.device = steps, agents, device
@@ -54,6 +57,8 @@ class RolloutStorage:
         """True where obs[t] is the first observation of an episode (the LSTM state is reset there)."""
         self.advantages = torch.zeros(t, b, device=device)
         self.returns = torch.zeros(t, b, device=device)
+        self.teacher_actions = torch.zeros(t, b, dtype=torch.long, device=device) if teacher else None
+        """[T, B] the imitation teacher's table action at each step (ppo/imitation.py), when imitating."""
         self.sequence_length = sequence_length
         self.lstm_states: tuple[torch.Tensor, torch.Tensor] | None = None
         if lstm_hidden:
@@ -86,6 +91,8 @@ class RolloutStorage:
                 "advantages": self.advantages.reshape(n),
                 "returns": self.returns.reshape(n),
             }
+            if self.teacher_actions is not None:
+                flat["teacher_actions"] = self.teacher_actions.reshape(n)
             for chunk in order.chunk(num_minibatches):
                 yield Minibatch(**{key: value[chunk] for key, value in flat.items()})
             return
@@ -107,6 +114,8 @@ class RolloutStorage:
             "returns": by_segment(self.returns),
             "episode_start": by_segment(self.episode_start),
         }
+        if self.teacher_actions is not None:
+            seq["teacher_actions"] = by_segment(self.teacher_actions)
         order = torch.randperm(segments * self.agents, device=self.device, generator=generator)
         for chunk in order.chunk(num_minibatches):
             fields = {key: value[:, chunk] for key, value in seq.items()}

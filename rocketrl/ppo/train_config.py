@@ -169,6 +169,11 @@ class TrainConfig:
                 f"env.num_arenas={env.num_arenas} does not split evenly over ray.workers={ray.workers}; make it a "
                 f"multiple of the workers or set ray.arenas_per_worker"
             )
+        if self.ppo.imitation_coef > 0:
+            raise ValueError(
+                "ppo.imitation_coef: Ray rollout workers do not label their steps with RulePolicy's actions yet; "
+                "set ppo.imitation_coef 0 with run.distributed='ray'"
+            )
         if self.league.replay_top > 0:
             raise ValueError(
                 "league.replay_top: replays of top training episodes are not recorded by Ray rollout workers yet; "

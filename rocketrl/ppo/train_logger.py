@@ -20,7 +20,7 @@ from rocketrl.infra.console import console_can_print_unicode
 from rocketrl.infra.gpu import GpuMonitor
 from rocketrl.ppo.update import UpdateStats
 
-LOSS_NAMES = ("policy", "value", "entropy", "approx_kl", "clipfrac", "explained_variance", "grad_norm")
+LOSS_NAMES = ("policy", "value", "entropy", "approx_kl", "clipfrac", "explained_variance", "grad_norm", "imitation")
 
 
 @dataclass
@@ -96,6 +96,8 @@ class TrainLogger:
         self._scalar("charts/learning_rate", stats.values.get("learning_rate", 0.0), step)
         if "entropy_coef" in stats.values:
             self._scalar("charts/entropy_coef", stats.values["entropy_coef"], step)
+        if "imitation_coef" in stats.values:
+            self._scalar("charts/imitation_coef", stats.values["imitation_coef"], step)
         if not math.isnan(r.mean_return):
             self._scalar("charts/episode_return", r.mean_return, step)
             self._scalar("charts/episode_length", r.mean_length, step)

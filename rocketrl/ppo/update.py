@@ -32,13 +32,15 @@ def ppo_update(
     entropy_coef: float,
     shuffle: torch.Generator,
     autocast: Callable[[], AbstractContextManager],
+    imitation_coef: float = 0.0,
 ) -> tuple[UpdateStats, int]:
     """Update `model` from the rollout in `storage` (advantages and returns filled in).
 
     Runs `p.epochs` passes over `p.minibatches` shuffled minibatches, stopping early once a minibatch's
     approximate KL exceeds `p.target_kl`. A minibatch whose loss or gradient norm is not finite changes no
     weight. Returns (means of the loss terms, grad norm, explained variance and learning rate; the number
-    of minibatches skipped as non-finite).
+    of minibatches skipped as non-finite). With `imitation_coef` > 0 and teacher actions in the storage, the
+    loss adds imitation_coef * mean(-log pi(teacher action)) (ppo/imitation.py).
     """
     set_learning_rate(optimizer, learning_rate)
     sums: dict[str, float] = {}
@@ -46,8 +48,11 @@ def ppo_update(
     for _epoch in range(p.epochs):
         kl_exceeded = False
         for mb in storage.minibatches(p.minibatches, generator=shuffle):
+            teacher = mb.teacher_actions if imitation_coef > 0 else None
             with autocast():
-                logprob, entropy, value = model.evaluate(mb.obs, mb.actions, mb.state, mb.episode_start)
+                logprob, entropy, value, teacher_logprob = model.evaluate_with_teacher(
+                    mb.obs, mb.actions, teacher, mb.state, mb.episode_start
+                )
             adv = normalize_advantages(mb.advantages) if p.normalize_advantages else mb.advantages
             terms = ppo_losses(
                 logprob.reshape(-1),
@@ -61,6 +66,9 @@ def ppo_update(
                 p.value_clip_coef,
             )
             loss = terms.policy + p.value_coef * terms.value - entropy_coef * terms.entropy
+            imitation = -teacher_logprob.mean() if teacher_logprob is not None else None
+            if imitation is not None:
+                loss = loss + imitation_coef * imitation
             optimizer.zero_grad(set_to_none=True)
             if not torch.isfinite(loss):
                 skipped += 1
@@ -86,6 +94,8 @@ def ppo_update(
                 ("grad_norm", grad_norm),
             ):
                 sums[name] = sums.get(name, 0.0) + float(value_t.detach())
+            if imitation is not None:
+                sums["imitation"] = sums.get("imitation", 0.0) + float(imitation.detach())
             if p.target_kl is not None and float(terms.approx_kl) > p.target_kl:
                 kl_exceeded = True
                 break
@@ -95,4 +105,6 @@ def ppo_update(
     stats["explained_variance"] = float(explained_variance(storage.values, storage.returns))
     stats["learning_rate"] = optimizer.param_groups[0]["lr"]
     stats["entropy_coef"] = entropy_coef
+    if imitation_coef > 0:
+        stats["imitation_coef"] = imitation_coef
     return UpdateStats(stats), skipped

@@ -1,0 +1,81 @@
+"""Imitation of the scripted RulePolicy early in training ("kickstarting").
+
+While `ppo.imitation_coef` > 0, each rollout step also records which lookup-table action RulePolicy would
+take in the learner's place (from the same raw observation), and the update adds
+`coef(progress) * -log pi(teacher action | obs)` to the PPO loss, the weight falling linearly from
+`ppo.imitation_coef` to 0 at `ppo.imitation_until` of training. The policy so starts from the scripted bot's
+driving, jumps and dodges, and reinforcement learning alone shapes it afterwards; a policy learnt from scratch
+drops jumping in its first million steps, before any dodge pays (README, Learning benchmark).
+
+RulePolicy is stateless (its previous controls are part of the observation), so it can label any state the
+learner reaches, and it reads the default 180-float observation: imitation needs that observation and the
+lookup-table actions.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from rocketrl.env.actions import lookup_table
+from rocketrl.policy.rule import RulePolicy
+
+RULE_OBS_SIZE = 180
+"""The observation RulePolicy reads (the default observation builder's)."""
+
+_ON_GROUND = 67
+"""Index of the car's on-ground flag in the default observation."""
+
+CONTROL_WEIGHTS = (1.0, 1.0, 1.0, 1.0, 1.0, 4.0, 1.0, 0.25)
+"""Weights of the squared differences of throttle, steer, pitch, yaw, roll, jump, boost and handbrake when a
+control vector is matched to its nearest table row: the jump must match first (it starts jumps and dodges),
+the handbrake least (the table ties it to a dodge's direction)."""
+
+
+def nearest_table_actions(controls: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
+    """Index [N] (int64) of the row of `table` [K, 8] nearest to each control vector of `controls` [N, 8],
+    by the squared differences weighted by CONTROL_WEIGHTS."""
+    weights = torch.tensor(CONTROL_WEIGHTS, dtype=controls.dtype, device=controls.device)
+    distance = ((controls.unsqueeze(1) - table.unsqueeze(0)).square() * weights).sum(-1)  # [N, K]
+    return distance.argmin(dim=1)
+
+
+class RuleTeacher:
+    """RulePolicy's choice among the lookup table's actions: actions(obs [B, 180] raw) -> [B] int64."""
+
+    def __init__(self, device: torch.device, compiled: bool = False) -> None:
+        self.rule = RulePolicy(compiled=compiled)
+        self.table = lookup_table().to(device)
+
+    @torch.no_grad()
+    def actions(self, obs: torch.Tensor) -> torch.Tensor:
+        """The table index of RulePolicy's controls in each of the B states of obs [B, 180] (raw, as the
+        learner sees them). On the ground pitch and roll are dropped (they do nothing there, and the ground
+        rows hold 0), so a car driving on a slope keeps a ground action."""
+        controls, _ = self.rule.act(obs)
+        controls = controls.to(self.table.device).clone()
+        grounded = (obs[:, _ON_GROUND] > 0.5).to(self.table.device) & (controls[:, 5] < 0.5)
+        controls[grounded, 2] = 0.0
+        controls[grounded, 4] = 0.0
+        return nearest_table_actions(controls, self.table)
+
+
+def imitation_weight(coef: float, until: float, progress: float) -> float:
+    """The imitation loss weight at `progress` in [0, 1] of training: coef falling linearly to 0 at `until`
+    (0 from there on, and always 0 when coef or until is 0)."""
+    if coef <= 0.0 or until <= 0.0 or progress >= until:
+        return 0.0
+    return coef * (1.0 - progress / until)
+
+
+def check_imitation_supported(obs_size: int, discrete: bool) -> None:
+    """ValueError naming the setting when imitation cannot run with this observation or action space."""
+    if not discrete:
+        raise ValueError(
+            "ppo.imitation_coef > 0 needs the lookup-table actions (RulePolicy's controls are matched to its rows); "
+            "set env.action to 'discrete' or ppo.imitation_coef to 0"
+        )
+    if obs_size != RULE_OBS_SIZE:
+        raise ValueError(
+            f"ppo.imitation_coef > 0 needs the default {RULE_OBS_SIZE}-float observation that RulePolicy reads, "
+            f"but the env builds {obs_size} floats; use the default observation or set ppo.imitation_coef to 0"
+        )
