@@ -216,7 +216,8 @@ class PPO:
             check_finite(f"at rollout step {t}", norm_obs=norm_obs, logprob=logprob, **extra)
         s.obs[t] = norm_obs
         s.actions[t] = action
-        if self.teacher is not None and self.imitating and s.teacher_actions is not None:
+        if self.imitating:
+            assert self.teacher is not None and s.teacher_actions is not None  # imitating implies both
             s.teacher_actions[t] = self.teacher.actions(obs)
         s.logprobs[t] = logprob
         if value is not None:
