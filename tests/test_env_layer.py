@@ -596,6 +596,35 @@ def test_obs_layout_1v1_blue_agent():
     close(140, 180, [0.0] * 40)  # two empty opponent slots
 
 
+def test_obs_named_places_read_the_hand_built_state():
+    """The named places of env/obs.py (read by RulePolicy, the scripted bots and imitation) hold what the
+    layout says: the hand-built 1v1 state read back through them."""
+    from rocketrl.env import obs as layout
+
+    state, controls = hand_built_1v1()
+    o = DefaultObs(1, 1).build(state, controls)[0, 0]
+    torch.testing.assert_close(o[layout.BALL_POS] * 2300, state.ball_pos[0])
+    torch.testing.assert_close(o[layout.BALL_VEL] * 2300, state.ball_vel[0])
+    assert o[layout.PREV_JUMP] == controls[0, 0, 5] == 1.0
+    assert o[layout.PADS].tolist() == state.pad_active[0].float().tolist()
+    torch.testing.assert_close(o[layout.CAR_POS] * 2300, state.car_pos[0, 0])
+    torch.testing.assert_close(o[layout.CAR_VEL] * 2300, state.car_vel[0, 0])
+    torch.testing.assert_close(o[layout.CAR_ANG_VEL] * 5.5, state.car_ang_vel[0, 0])
+    torch.testing.assert_close(o[layout.CAR_FORWARD], state.car_forward[0, 0])
+    torch.testing.assert_close(o[layout.CAR_UP], state.car_up[0, 0])
+    assert o[layout.CAR_BOOST] * 100 == pytest.approx(40.0)
+    flags = [layout.CAR_ON_GROUND, layout.CAR_HAS_JUMP, layout.CAR_HAS_FLIP, layout.CAR_DEMOLISHED]
+    assert [o[i].item() for i in flags] == [1.0, 1.0, 0.0, 0.0]
+    # The ball 770 uu behind-right, 1,540 uu to the left and 1,133 uu above this car, in its own frame.
+    torch.testing.assert_close(o[layout.BALL_IN_CAR_FRAME] * 2300, torch.tensor([-770.0, 1540.0, 1133.0]))
+    torch.testing.assert_close(o[layout.BALL_VEL_IN_CAR_FRAME] * 2300, torch.tensor([1800.0, 0.0, -1150.0]))
+    others = o[layout.OTHERS].reshape(layout.NUM_OTHER_SLOTS, layout.OTHER_SIZE)
+    opponent = others[layout.MAX_TEAMMATES]  # the first opponent slot
+    torch.testing.assert_close(opponent[layout.OTHER_REL_POS] * 2300, state.car_pos[0, 1] - state.car_pos[0, 0])
+    assert opponent[layout.OTHER_PRESENT] == 1.0 and opponent[layout.OTHER_DEMOLISHED] == 0.0
+    assert others[0, layout.OTHER_PRESENT] == 0.0  # no teammate in 1v1
+
+
 def test_obs_layout_1v1_orange_agent_is_mirrored():
     state, controls = hand_built_1v1()
     o = DefaultObs(1, 1).build(state, controls)[0, 1]

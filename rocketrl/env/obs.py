@@ -44,6 +44,35 @@ _PADS_START = BALL_SIZE + CONTROLS_SIZE
 _SELF_START = _PADS_START + NUM_BOOST_PADS
 _OTHERS_START = _SELF_START + SELF_SIZE
 
+# Named places in one agent's observation (the layout above), for code that reads observations by hand
+# (RulePolicy, the scripted opponents, imitation): an int is one float, a slice a range.
+BALL_POS = slice(0, 3)
+BALL_VEL = slice(3, 6)
+PREV_JUMP = BALL_SIZE + 5
+"""This car's jump control on the previous step."""
+PADS = slice(_PADS_START, _SELF_START)
+CAR_POS = slice(_SELF_START, _SELF_START + 3)
+CAR_VEL = slice(_SELF_START + 3, _SELF_START + 6)
+CAR_ANG_VEL = slice(_SELF_START + 6, _SELF_START + 9)
+CAR_FORWARD = slice(_SELF_START + 9, _SELF_START + 12)
+CAR_UP = slice(_SELF_START + 12, _SELF_START + 15)
+CAR_BOOST = _SELF_START + 15
+CAR_ON_GROUND = _SELF_START + 16
+CAR_HAS_JUMP = _SELF_START + 17
+CAR_HAS_FLIP = _SELF_START + 18
+CAR_DEMOLISHED = _SELF_START + 19
+BALL_IN_CAR_FRAME = slice(_SELF_START + 20, _SELF_START + 23)
+"""Ball - car position in the car's frame (forward, left, up)."""
+BALL_VEL_IN_CAR_FRAME = slice(_SELF_START + 23, _SELF_START + 26)
+"""Ball - car velocity in the car's frame."""
+OTHERS = slice(_OTHERS_START, OBS_SIZE)
+"""The other cars' slots: reshape to (..., NUM_OTHER_SLOTS, OTHER_SIZE); teammates first."""
+NUM_OTHER_SLOTS = MAX_TEAMMATES + MAX_OPPONENTS
+OTHER_REL_POS = slice(0, 3)
+"""Within one other car's slot: other - this position."""
+OTHER_DEMOLISHED = OTHER_SIZE - 2
+OTHER_PRESENT = OTHER_SIZE - 1
+
 
 def _vector_slots() -> list[int]:
     """Start indices of every 3-vector in the layout (they flip x and y for orange)."""

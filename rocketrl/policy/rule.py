@@ -27,6 +27,28 @@ from __future__ import annotations
 
 import torch
 
+from rocketrl.env.obs import (
+    BALL_IN_CAR_FRAME,
+    BALL_POS,
+    BALL_VEL,
+    BALL_VEL_IN_CAR_FRAME,
+    CAR_ANG_VEL,
+    CAR_BOOST,
+    CAR_FORWARD,
+    CAR_HAS_FLIP,
+    CAR_ON_GROUND,
+    CAR_POS,
+    CAR_UP,
+    CAR_VEL,
+    NUM_OTHER_SLOTS,
+    OTHER_DEMOLISHED,
+    OTHER_PRESENT,
+    OTHER_REL_POS,
+    OTHER_SIZE,
+    OTHERS,
+    PADS,
+    PREV_JUMP,
+)
 from rocketrl.infra.compile_fallback import CompiledOrEager
 from rocketrl.policy.base import PolicyState
 from rocketrl.sim.arena import BACK_WALL_Y, BALL_RADIUS, BOOST_PADS, SIDE_WALL_X
@@ -70,8 +92,8 @@ def clamp_field(p: torch.Tensor) -> torch.Tensor:
 def predict_ball(obs: torch.Tensor) -> torch.Tensor:
     """The ball [N, 3] (uu, blue-side frame) a short time ahead, no bounces: the time grows with the
     car's distance to it, up to 1 s, and the point is kept inside the field."""
-    ball, ball_vel = obs[:, 0:3] * SCALE, obs[:, 3:6] * SCALE
-    car, vel = obs[:, 51:54] * SCALE, obs[:, 54:57] * SCALE
+    ball, ball_vel = obs[:, BALL_POS] * SCALE, obs[:, BALL_VEL] * SCALE
+    car, vel = obs[:, CAR_POS] * SCALE, obs[:, CAR_VEL] * SCALE
     dist_now = (ball - car).norm(dim=-1)
     t = (dist_now / (vel.norm(dim=-1) + 1000.0)).clamp(0.0, 1.0).unsqueeze(-1)
     pred = ball + ball_vel * t
@@ -85,12 +107,12 @@ def choose_target(obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     The mode is ATTACK, DEFEND, SUPPORT, GOALIE or BOOST (module constants).
     """
     n, device = obs.shape[0], obs.device
-    ball, ball_vel = obs[:, 0:3] * SCALE, obs[:, 3:6] * SCALE
-    car = obs[:, 51:54] * SCALE
-    boost = obs[:, 66] * 100.0
-    others = obs[:, 80:180].reshape(n, 5, 20)
-    alive = (others[..., 19] > 0.5) & (others[..., 18] < 0.5)  # [N, 5]
-    other_pos = car.unsqueeze(1) + others[..., 0:3] * SCALE  # [N, 5, 3]
+    ball, ball_vel = obs[:, BALL_POS] * SCALE, obs[:, BALL_VEL] * SCALE
+    car = obs[:, CAR_POS] * SCALE
+    boost = obs[:, CAR_BOOST] * 100.0
+    others = obs[:, OTHERS].reshape(n, NUM_OTHER_SLOTS, OTHER_SIZE)
+    alive = (others[..., OTHER_PRESENT] > 0.5) & (others[..., OTHER_DEMOLISHED] < 0.5)  # [N, 5]
+    other_pos = car.unsqueeze(1) + others[..., OTHER_REL_POS] * SCALE  # [N, 5, 3]
 
     pred = predict_ball(obs)
 
@@ -150,7 +172,7 @@ def choose_target(obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     # Boost: low on boost, the ball far and not threatening -> the active pad with the best detour.
     pads = torch.tensor(BOOST_PADS, dtype=obs.dtype, device=device)  # [34, 4]
     pad_pos, big = pads[:, :3], pads[:, 3]
-    active = obs[:, 17:51] > 0.5
+    active = obs[:, PADS] > 0.5
     via = (pad_pos.unsqueeze(0) - car.unsqueeze(1)).norm(dim=-1) + (pad_pos.unsqueeze(0) - target.unsqueeze(1)).norm(
         dim=-1
     )
@@ -213,13 +235,13 @@ def rule_controls(obs: torch.Tensor) -> torch.Tensor:
 def drive_controls(obs: torch.Tensor, target: torch.Tensor, mode: torch.Tensor) -> torch.Tensor:
     """Driving toward target [N, 3] (uu, blue-side frame) in mode [N] (ATTACK, DEFEND, SUPPORT, GOALIE or
     BOOST): steering, throttle, boost, jumps and dodges, air control -> controls [N, 8] float32."""
-    ball = obs[:, 0:3] * SCALE
-    car, vel = obs[:, 51:54] * SCALE, obs[:, 54:57] * SCALE
-    ang_vel = obs[:, 57:60] * 5.5
-    forward, up = obs[:, 60:63], obs[:, 63:66]
-    on_ground, has_flip = obs[:, 67] > 0.5, obs[:, 69] > 0.5
-    prev_jump = obs[:, 14] > 0.5
-    ball_local, rel_vel = obs[:, 71:74] * SCALE, obs[:, 74:77] * SCALE
+    ball = obs[:, BALL_POS] * SCALE
+    car, vel = obs[:, CAR_POS] * SCALE, obs[:, CAR_VEL] * SCALE
+    ang_vel = obs[:, CAR_ANG_VEL] * 5.5
+    forward, up = obs[:, CAR_FORWARD], obs[:, CAR_UP]
+    on_ground, has_flip = obs[:, CAR_ON_GROUND] > 0.5, obs[:, CAR_HAS_FLIP] > 0.5
+    prev_jump = obs[:, PREV_JUMP] > 0.5
+    ball_local, rel_vel = obs[:, BALL_IN_CAR_FRAME] * SCALE, obs[:, BALL_VEL_IN_CAR_FRAME] * SCALE
     left = torch.cross(up, forward, dim=-1)
     speed = (vel * forward).sum(-1)
     closing = -rel_vel[:, 0]

@@ -21,6 +21,18 @@ from __future__ import annotations
 
 import torch
 
+from rocketrl.env.obs import (
+    CAR_BOOST,
+    CAR_POS,
+    MAX_TEAMMATES,
+    NUM_OTHER_SLOTS,
+    OTHER_DEMOLISHED,
+    OTHER_PRESENT,
+    OTHER_REL_POS,
+    OTHER_SIZE,
+    OTHERS,
+    PADS,
+)
 from rocketrl.infra.compile_fallback import CompiledOrEager
 from rocketrl.policy.base import PolicyState
 from rocketrl.policy.rule import (
@@ -44,16 +56,17 @@ _OPP_GOAL_Y = BACK_WALL_Y + 200.0
 def shadow_goalie_target(obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Where ShadowGoalie drives: (target [N, 3] uu in the agent's blue-side frame, mode [N] as in rule.py)."""
     n = obs.shape[0]
-    car = obs[:, 51:54] * SCALE
-    boost = obs[:, 66] * 100.0
+    car = obs[:, CAR_POS] * SCALE
+    boost = obs[:, CAR_BOOST] * 100.0
     pred = predict_ball(obs)
     own = torch.tensor(_OWN_GOAL, dtype=obs.dtype, device=obs.device)
     to_own = unit(own - pred[:, :2])
     goal_side = ((car[:, :2] - pred[:, :2]) * to_own).sum(-1) > 0.0  # between the ball and its own goal
     my_dist = xy(pred - car).norm(dim=-1)
-    others = obs[:, 80:180].reshape(n, 5, 20)
-    alive = (others[:, 2:, 19] > 0.5) & (others[:, 2:, 18] < 0.5)  # opponent slots present, not demolished
-    opp_pos = car.unsqueeze(1) + others[:, 2:, 0:3] * SCALE
+    others = obs[:, OTHERS].reshape(n, NUM_OTHER_SLOTS, OTHER_SIZE)
+    opponents = others[:, MAX_TEAMMATES:]  # the opponent slots
+    alive = (opponents[..., OTHER_PRESENT] > 0.5) & (opponents[..., OTHER_DEMOLISHED] < 0.5)  # present, not demolished
+    opp_pos = car.unsqueeze(1) + opponents[..., OTHER_REL_POS] * SCALE
     opp_dist = xy(pred.unsqueeze(1) - opp_pos).norm(dim=-1).masked_fill(~alive, float("inf")).min(dim=1).values
     in_box = (pred[:, 0].abs() < 1300.0) & (pred[:, 1] < -3900.0)
     first_to_it = goal_side & (my_dist + 400.0 < opp_dist) & (pred[:, 1] < 1500.0)
@@ -75,7 +88,7 @@ def shadow_goalie_target(obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]
 
     # Boost from its own half while the ball is far up the field.
     pads = torch.tensor(BOOST_PADS, dtype=obs.dtype, device=obs.device)[:, :3]
-    active = (obs[:, 17:51] > 0.5) & (pads[:, 1] < 0.0).unsqueeze(0)
+    active = (obs[:, PADS] > 0.5) & (pads[:, 1] < 0.0).unsqueeze(0)
     pad_dist = (pads.unsqueeze(0) - car.unsqueeze(1)).norm(dim=-1).masked_fill(~active, float("inf"))
     best, pad = pad_dist.min(dim=1)
     refuel = (boost < 50.0) & (pred[:, 1] > 500.0) & (best < 2500.0) & ~challenge
@@ -91,7 +104,7 @@ def shadow_goalie_controls(obs: torch.Tensor) -> torch.Tensor:
 
 def ball_chaser_target(obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Where BallChaser drives: (target [N, 3] uu in the agent's blue-side frame, mode [N], always ATTACK)."""
-    car = obs[:, 51:54] * SCALE
+    car = obs[:, CAR_POS] * SCALE
     pred = predict_ball(obs)
     aim = torch.stack([pred[:, 0].clamp(-600.0, 600.0), torch.full_like(pred[:, 0], _OPP_GOAL_Y)], dim=-1)
     away = unit(pred[:, :2] - aim)  # from the opponent goal through the ball

@@ -17,13 +17,11 @@ from __future__ import annotations
 import torch
 
 from rocketrl.env.actions import lookup_table
+from rocketrl.env.obs import CAR_ON_GROUND, OBS_SIZE
 from rocketrl.policy.rule import RulePolicy
 
-RULE_OBS_SIZE = 180
+RULE_OBS_SIZE = OBS_SIZE
 """The observation RulePolicy reads (the default observation builder's)."""
-
-_ON_GROUND = 67
-"""Index of the car's on-ground flag in the default observation."""
 
 CONTROL_WEIGHTS = (1.0, 1.0, 1.0, 1.0, 1.0, 4.0, 1.0, 0.25)
 """Weights of the squared differences of throttle, steer, pitch, yaw, roll, jump, boost and handbrake when a
@@ -53,7 +51,7 @@ class RuleTeacher:
         rows hold 0), so a car driving on a slope keeps a ground action."""
         controls, _ = self.rule.act(obs)
         controls = controls.to(self.table.device).clone()
-        grounded = (obs[:, _ON_GROUND] > 0.5).to(self.table.device) & (controls[:, 5] < 0.5)
+        grounded = (obs[:, CAR_ON_GROUND] > 0.5).to(self.table.device) & (controls[:, 5] < 0.5)
         controls[grounded, 2] = 0.0
         controls[grounded, 4] = 0.0
         return nearest_table_actions(controls, self.table)
