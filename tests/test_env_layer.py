@@ -615,7 +615,7 @@ def test_obs_named_places_read_the_hand_built_state():
     assert o[layout.CAR_BOOST] * 100 == pytest.approx(40.0)
     flags = [layout.CAR_ON_GROUND, layout.CAR_HAS_JUMP, layout.CAR_HAS_FLIP, layout.CAR_DEMOLISHED]
     assert [o[i].item() for i in flags] == [1.0, 1.0, 0.0, 0.0]
-    # The ball 770 uu behind-right, 1,540 uu to the left and 1,133 uu above this car, in its own frame.
+    # In the car's own frame the ball is 770 uu behind it, 1,540 uu to its left and 1,133 uu above it.
     torch.testing.assert_close(o[layout.BALL_IN_CAR_FRAME] * 2300, torch.tensor([-770.0, 1540.0, 1133.0]))
     torch.testing.assert_close(o[layout.BALL_VEL_IN_CAR_FRAME] * 2300, torch.tensor([1800.0, 0.0, -1150.0]))
     others = o[layout.OTHERS].reshape(layout.NUM_OTHER_SLOTS, layout.OTHER_SIZE)
