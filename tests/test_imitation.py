@@ -128,9 +128,9 @@ def _agreement_after_training(imitation_coef: float, obs: torch.Tensor, updates:
 
 def test_imitation_pulls_the_policy_to_rule_policys_choices_and_nothing_else_does() -> None:
     obs = _observations(16 * 16 * 8)
-    before, after = _agreement_after_training(5.0, obs, updates=12)
-    assert before < 0.1 and after > 0.45, (before, after)  # measured: 0.0 -> 0.59
-    plain_before, plain_after = _agreement_after_training(0.0, obs, updates=12)
+    before, after = _agreement_after_training(5.0, obs, updates=24)
+    assert before < 0.1 and after > 0.6, (before, after)  # measured: 0.0 -> 0.71 (0.59 after 12 updates)
+    plain_before, plain_after = _agreement_after_training(0.0, obs, updates=24)
     assert plain_after < 0.1, (plain_before, plain_after)  # zero rewards, no imitation: no pull to the teacher
 
 
