@@ -91,6 +91,26 @@ def test_an_own_goal_is_charged_to_the_last_toucher_and_is_no_shot(tmp_path) -> 
     assert (stats["rule_policy"].own_goals, stats["rule_policy"].shots, stats["rule_policy"].goals_against) == (1, 0, 1)
     assert (stats["bot"].goals, stats["bot"].own_goals, stats["bot"].shots) == (1, 0, 0)
     assert stats["rule_policy"].attacking_half_touches == 0  # the ball was in orange's own half
+    assert stats["rule_policy"].own_goals_saving == 0  # the ball stood still before orange's touch: no save
+
+
+def test_a_touch_on_a_shot_that_still_goes_in_is_an_own_goal_from_a_save(tmp_path) -> None:
+    # Blue shoots at the orange goal (+y); orange gets a touch on the way (the ball still on target) and it goes in;
+    # then orange scores on blue (-y) unaided after its own touch on a still ball near midfield: one of each kind.
+    frames = [
+        frame(ball_pos=(0.0, 3000.0, 93.0)),
+        frame(ball_pos=(0.0, 3000.0, 93.0), ball_vel=(0.0, 2000.0, 0.0), touch=(True, False)),
+        frame(ball_pos=(0.0, 4200.0, 93.0), ball_vel=(0.0, 1800.0, 0.0), touch=(False, True)),
+        frame(ball_pos=(0.0, 5300.0, 93.0), ball_vel=(0.0, 1800.0, 0.0), goal=0),
+        frame(ball_pos=(0.0, 0.0, 93.0)),
+        frame(ball_pos=(0.0, 0.0, 93.0), ball_vel=(0.0, -2000.0, 0.0), touch=(False, True)),
+        frame(ball_pos=(0.0, -5300.0, 93.0), ball_vel=(0.0, -2000.0, 0.0), goal=1),
+    ]
+    stats = replay_stats(save(frames, tmp_path / "g.safetensors"))
+    rule, bot = stats["rule_policy"], stats["bot"]
+    assert (rule.own_goals, rule.own_goals_saving, rule.goals, rule.goals_against) == (1, 1, 1, 1)
+    assert (bot.own_goals, bot.own_goals_saving, bot.shots) == (0, 0, 1)
+    assert rule.summary()["own_goals_saving"] == 1
 
 
 def test_jumps_boost_and_position_skip_the_kickoff_after_a_goal(tmp_path) -> None:

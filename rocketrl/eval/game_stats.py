@@ -8,7 +8,8 @@ rates are per minute of one car's play, so 1v1 and 2v2 figures compare.
 What a figure counts:
 
 - goals / goals_against: goals of the policy's team and of the other team (a 2v2 goal counts once).
-- own_goals: goals conceded whose last touch was the conceding team's.
+- own_goals: goals conceded whose last touch was the conceding team's; own_goals_saving: those of them whose last
+  touch met a ball already on target at the team's own goal (a save that failed), the rest put it there.
 - shots: touches that put the ball on target at the opponent goal when it was not before (the straight-line
   test of the `shot` reward, `rocketrl.env.rewards.ball_on_target`); shot_conversion = goals / shots.
 - touches, aerial touches (the ball's centre above 250 uu at the touch), touches in the attacking half.
@@ -55,6 +56,7 @@ class PolicyStats:
     goals: int = 0
     goals_against: int = 0
     own_goals: int = 0
+    own_goals_saving: int = 0
     shots: int = 0
     touches: int = 0
     aerial_touches: int = 0
@@ -88,6 +90,7 @@ class PolicyStats:
             "goals": self.goals,
             "goals_against": self.goals_against,
             "own_goals": self.own_goals,
+            "own_goals_saving": self.own_goals_saving,
             "shots": self.shots,
             "shot_conversion": self.goals / self.shots if self.shots else float("nan"),
             "touches_per_minute": per_minute(self.touches),
@@ -108,18 +111,18 @@ class PolicyStats:
         }
 
 
-def _last_toucher_teams(replay: Replay, teams: torch.Tensor) -> list[int]:
-    """For each frame, the team of the car that touched the ball last in this game segment (-1: nobody yet)."""
+def _last_touches(replay: Replay, teams: torch.Tensor) -> list[tuple[int, int]]:
+    """For each frame, (team, frame) of the last touch in this game segment ((-1, -1): nobody touched yet)."""
     touch = replay.car_touch
     segment_end = replay.goal >= 0
-    last, out = -1, []
+    last, out = (-1, -1), []
     for t in range(replay.num_steps):
         touched = torch.nonzero(touch[t]).flatten()
         if touched.numel():
-            last = int(teams[touched[-1]])
+            last = (int(teams[touched[-1]]), t)
         out.append(last)
         if bool(segment_end[t]):
-            last = -1
+            last = (-1, -1)
     return out
 
 
@@ -177,7 +180,7 @@ def replay_stats(replay: Replay) -> dict[str, PolicyStats]:
     # Goal-side: nearer the own back wall than the ball, i.e. behind the ball as seen from the attacked goal.
     goal_side = (car_pos[..., 1] - ball_pos[:, 1:2]) * attack_sign.view(1, -1) < 0
     attacking_half = (ball_pos[:, 1:2] * attack_sign.view(1, -1)) > 0
-    last_team = _last_toucher_teams(replay, teams)
+    last_touch = _last_touches(replay, teams)
 
     out: dict[str, PolicyStats] = {}
     for team in (BLUE_TEAM, 1 - BLUE_TEAM):
@@ -188,7 +191,11 @@ def replay_stats(replay: Replay) -> dict[str, PolicyStats]:
         scored = replay.goal == team
         conceded = (replay.goal >= 0) & ~scored
         s.goals, s.goals_against = int(scored.sum()), int(conceded.sum())
-        s.own_goals = sum(1 for t in torch.nonzero(conceded).flatten().tolist() if last_team[t] == team)
+        own_goal_sign = torch.full((t_steps, 1), -1.0 if team == BLUE_TEAM else 1.0, dtype=torch.float64)
+        own_on_target = ball_on_target(ball_pos, ball_vel, own_goal_sign)[:, 0]  # (T,): on target at the own goal
+        own_touches = [last_touch[t][1] for t in torch.nonzero(conceded).flatten().tolist() if last_touch[t][0] == team]
+        s.own_goals = len(own_touches)
+        s.own_goals_saving = sum(1 for t in own_touches if t > 0 and bool(transition[t] & own_on_target[t - 1]))
         s.car_seconds = float(plays.sum()) * dt * cars.numel()
         tc = touch[:, cars]
         s.touches = int(tc.sum())
