@@ -31,6 +31,10 @@ ball_chaser), reported under "generalization".
 A bot trained on another engine than the final games' (warp) also plays the final games, the same arena seeds
 and spawns, on that engine: its own win rate there, under "train_engine_final".
 
+How the bot played: the final (jittered) games are saved as replays in the run's folder (`final_games`) and read
+as `rocketrl stats` reads them; both sides' figures (goals, own goals and those off a failed save, shots, touches,
+jumps, hits, positioning) go under "play", the bot's main ones into the record.
+
 Every run is recorded (--record, default docs/learn_vs_rule_runs.jsonl; not with --quick): one JSON line
 with the seed, commit, preset, steps, wall times, the final figures, the exact-spawn figure and the
 generalization figures, so the spread over seeds is on file. `--measure REPORT.json` skips training: the bot
@@ -120,6 +124,21 @@ def game_config(args: argparse.Namespace, num_games: int, seed: int):
     )
 
 
+def final_games_with_replays(args: argparse.Namespace, folder: Path):
+    """game_config of the final games, each saved as a replay in `folder` (read back by play_figures)."""
+    match = game_config(args, args.games, args.seed + 1)
+    match.replay_games, match.replay_dir = "all", str(folder)
+    return match
+
+
+def play_figures(folder: Path) -> dict[str, dict]:
+    """How each side played the replays in `folder` (rocketrl stats: goals, own goals, shots, touches, jumps, hits,
+    positioning), per policy name, NaN figures as null."""
+    from rocketrl.eval.game_stats import figures_for_json, stats_of_files
+
+    return {name: figures_for_json(figures) for name, figures in stats_of_files([folder]).items()}
+
+
 def generalization(bot, args: argparse.Namespace, device) -> dict[str, dict]:
     """The bot's figures (games_summary) against each opponent of GENERALIZATION_OPPONENTS, on arena seeds
     of their own (args.seed + 2000), jittered kickoffs, full games."""
@@ -189,10 +208,11 @@ def evaluate(args: argparse.Namespace) -> None:
     config = checkpoint_config(path, meta)
     bot = policy_from_checkpoint(path, deterministic=True)
     rule = RulePolicy(seed=args.seed, compiled=True)
-    match = game_config(args, args.games, args.seed + 1)
+    replays = path.parent.parent / f"final_games-{time.strftime('%Y%m%d-%H%M%S')}"
+    match = final_games_with_replays(args, replays)
     result = play_match(bot, rule, match, "learner", "rule_policy")
     print(f"final: {result.summary()}", flush=True)
-    match.env.kickoff_jitter = 0.0
+    match.env.kickoff_jitter, match.replay_games = 0.0, ()
     exact = play_match(bot, rule, match, "learner", "rule_policy")
     print(f"exact spawns: {exact.summary()}", flush=True)
     report = {
@@ -216,6 +236,8 @@ def evaluate(args: argparse.Namespace) -> None:
         "acting": "greedy",
         "kickoff_jitter": args.kickoff_jitter,
         "exact_kickoffs": games_summary(exact),
+        "play": play_figures(replays),
+        "replays": str(replays),
         "generalization": generalization(bot, args, "cpu") if args.generalization_games > 0 else {},
         "machine": machine_info(),
     }
@@ -482,8 +504,11 @@ def main() -> None:
             )
         else:
             learner = policy_from_checkpoint(chosen, device=trainer.device, deterministic=greedy)
-        match = game_config(args, args.games, args.seed + 1)
+        replays = trainer.run_dir / "final_games"
+        match = final_games_with_replays(args, replays)
         result = play_match(learner, rule, match, "learner", "rule_policy", device=trainer.device)
+        play = play_figures(replays)
+        match.replay_games = ()
         exact = None
         if args.kickoff_jitter > 0 and not args.no_exact:  # the same games from the exact spawns
             match.env.kickoff_jitter = 0.0
@@ -516,6 +541,8 @@ def main() -> None:
         "acting": "greedy" if greedy else "sampled",
         "kickoff_jitter": args.kickoff_jitter,
         "exact_kickoffs": None if exact is None else games_summary(exact),
+        "play": play,
+        "replays": str(replays),
         "train_engine_final": on_train_engine,
         "generalization": unseen,
         "training_end": end_of_training(trainer.run_dir),

@@ -218,3 +218,30 @@ def test_the_comparison_table_has_one_row_per_setting_best_median_first() -> Non
     assert "vs_rule_2v2" not in "\n".join(lines) and "90.0" not in "\n".join(lines)
     assert "`vs_rule_2v2`" in bench.comparison_table(records, "2v2")
     assert bench.comparison_table([]) == "no recorded runs in 1v1"
+
+
+def test_the_final_games_are_saved_as_replays_and_the_record_keeps_how_the_bot_played(tmp_path) -> None:
+    from rocketrl.eval.run_record import PLAY_FIGURES
+    from rocketrl.league.match import play_match
+    from rocketrl.policy.random_policy import RandomPolicy
+    from rocketrl.policy.rule import RulePolicy
+
+    bench = load_benchmark()
+    args = bench.argparse.Namespace(team_size=(1, 1), game_seconds=8.0, kickoff_jitter=5.0, games=2, seed=0)
+    folder = tmp_path / "final_games"
+    match = bench.final_games_with_replays(args, folder)
+    result = play_match(RulePolicy(seed=0), RandomPolicy(seed=0), match, "learner", "rule_policy")
+    assert sorted(p.name for p in folder.iterdir()) == ["game_0000.safetensors", "game_0001.safetensors"]
+    play = bench.play_figures(folder)
+    assert set(play) == {"learner", "rule_policy"}
+    assert play["learner"]["goals"] == sum(g.goals_a for g in result.games)  # the replays hold the games played
+    assert play["learner"]["touches_per_minute"] > 0  # RulePolicy reaches the ball within 8 s of a kickoff
+    report = {
+        "preset": "vs_rule", "seed": 0, "train_engine": "warp", "steps": 1, "train_wall_seconds": 1.0,
+        "select_wall_seconds": 0.0, "bot": "x", **figures(2, 0, 0), "play": play,
+    }  # fmt: skip
+    bench.append_record(tmp_path / "runs.jsonl", report)
+    line = json.loads((tmp_path / "runs.jsonl").read_text())
+    assert set(line["play"]) == set(PLAY_FIGURES) and "own_goals_saving" in PLAY_FIGURES
+    assert line["play"]["own_goals"] == play["learner"]["own_goals"]
+    assert line["play"]["touches_per_minute"] == play["learner"]["touches_per_minute"]

@@ -80,6 +80,13 @@ def training_end(curves: dict[str, list[tuple[int, float]]], span: int = 2_000_0
     return summary
 
 
+PLAY_FIGURES = (
+    "own_goals", "own_goals_saving", "shots_per_minute", "shot_conversion", "touches_per_minute",
+    "ball_speed_change", "jumps_per_minute", "goal_side_share",
+)  # fmt: skip
+"""How the bot played its final games (rocketrl stats of their replays), kept in the one-line record."""
+
+
 def record_line(report: dict) -> dict:
     """The one-line record of a run (see the module docstring)."""
 
@@ -90,6 +97,7 @@ def record_line(report: dict) -> dict:
         extra = ("goals_for", "goals_against")
         return {key: figures[key] for key in keys} | {key: figures[key] for key in extra if key in figures}
 
+    learner_play = (report.get("play") or {}).get("learner")
     return {
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "seed": report["seed"],
@@ -107,6 +115,7 @@ def record_line(report: dict) -> dict:
         **({"train_engine_final": brief(report["train_engine_final"])} if report.get("train_engine_final") else {}),
         "generalization": {k: brief(v) for k, v in (report.get("generalization") or {}).items()},
         **({"training_end": report["training_end"]} if report.get("training_end") else {}),
+        **({"play": {k: learner_play.get(k) for k in PLAY_FIGURES}} if learner_play else {}),
         "machine": report.get("machine"),
     }
 
