@@ -149,6 +149,9 @@ def replay_stats(replay: Replay) -> dict[str, PolicyStats]:
     on_target = ball_on_target(
         ball_pos, ball_vel, attack_sign.view(1, -1).expand(t_steps, -1)
     )  # (T, C): on target at the goal each car attacks
+    own_goal_on_target = ball_on_target(
+        ball_pos, ball_vel, -attack_sign.view(1, -1).expand(t_steps, -1)
+    )  # (T, C): on target at the goal each car defends
     was_on_target = torch.zeros_like(on_target)
     was_on_target[1:] = on_target[:-1]
     touch = replay.car_touch & transition.view(-1, 1)  # (T, C)
@@ -191,8 +194,7 @@ def replay_stats(replay: Replay) -> dict[str, PolicyStats]:
         scored = replay.goal == team
         conceded = (replay.goal >= 0) & ~scored
         s.goals, s.goals_against = int(scored.sum()), int(conceded.sum())
-        own_goal_sign = torch.full((t_steps, 1), -1.0 if team == BLUE_TEAM else 1.0, dtype=torch.float64)
-        own_on_target = ball_on_target(ball_pos, ball_vel, own_goal_sign)[:, 0]  # (T,): on target at the own goal
+        own_on_target = own_goal_on_target[:, cars[0]]  # (T,): the team's cars share the goal they defend
         own_touches = [last_touch[t][1] for t in torch.nonzero(conceded).flatten().tolist() if last_touch[t][0] == team]
         s.own_goals = len(own_touches)
         s.own_goals_saving = sum(1 for t in own_touches if t > 0 and bool(transition[t] & own_on_target[t - 1]))
