@@ -27,7 +27,7 @@ ratios {"ours_vs_peer": best of ours / peer} and the targets.
 
     python benchmarks/train_throughput.py [--quick] [--iterations N] [--threads 1,2] [--arenas 50,100]
         [--amp off,bf16] [--rollout-threads 1,all]
-        [--no-ours] [--no-cuda] [--warp-cuda-arenas 4096,16384] [--no-warp-cuda]
+        [--no-ours] [--no-cuda] [--no-rocketsim-cuda] [--warp-cuda-arenas 4096,16384] [--no-warp-cuda]
         [--no-peer] [--peer-timeout S] [--peer-sched idle|batch|normal]
 """
 
@@ -628,6 +628,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         help="with CUDA: also train on the warp engine on the GPU with these arena counts (the whole loop on the GPU)",
     )
     parser.add_argument("--no-warp-cuda", action="store_true", help="skip the warp-on-CUDA runs")
+    parser.add_argument(
+        "--no-rocketsim-cuda", action="store_true", help="skip the CUDA run on RocketSim arenas (row 'cuda')"
+    )
     parser.add_argument("--no-ours", action="store_true", help="measure the peer only")
     parser.add_argument("--no-peer", action="store_true", help="skip the rlgym-learn peer")
     parser.add_argument("--peer-timeout", type=float, default=None, help="seconds before the peer is stopped")
@@ -679,7 +682,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             count, rollout_steps_for(count), iterations, "cpu", threads, budget, amp, rollout_threads
         )
     if not args.no_ours and not args.no_cuda and torch.cuda.is_available():
-        ours["cuda"] = run_ours_isolated(arenas, rollout_steps, iterations, "cuda", None, budget)
+        if not args.no_rocketsim_cuda:
+            ours["cuda"] = run_ours_isolated(arenas, rollout_steps, iterations, "cuda", None, budget)
         for count in [] if args.no_warp_cuda else [int(n) for n in args.warp_cuda_arenas.split(",") if n.strip()]:
             steps = max(WARP_MIN_ROLLOUT_STEPS, rollout_steps_for(count))
             ours[f"cuda_warp_arenas_{count}"] = run_ours_isolated(
