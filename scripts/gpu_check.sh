@@ -22,7 +22,7 @@ run() {  # name, command...: the command's stdout into $out/name, its stderr int
 run test_cuda.txt "$py" -m pytest -q -p no:cacheprovider tests/test_cuda.py
 tail -1 "$out/test_cuda.txt"
 run engine_throughput_cuda.json "$py" benchmarks/engine_throughput.py --device cuda --no-plane-only
-run train_throughput_cuda.json "$py" benchmarks/train_throughput.py --no-peer --threads none --iterations 2
+run train_throughput_cuda.json "$py" benchmarks/train_throughput.py --no-peer --threads none --iterations 2 --warp-cuda-arenas 4096,16384,65536
 run overlap_cuda.json "$py" benchmarks/overlap.py --device cuda --arenas 256 --rounds 3
 "$py" - "$out" <<'PY'
 import json, sys
