@@ -245,3 +245,29 @@ def test_the_final_games_are_saved_as_replays_and_the_record_keeps_how_the_bot_p
     assert set(line["play"]) == set(PLAY_FIGURES) and "own_goals_saving" in PLAY_FIGURES
     assert line["play"]["own_goals"] == play["learner"]["own_goals"]
     assert line["play"]["touches_per_minute"] == play["learner"]["touches_per_minute"]
+
+
+def test_a_records_commit_is_marked_dirty_by_changed_code_and_not_by_the_reports_in_docs(tmp_path) -> None:
+    """A run appends to docs/learn_vs_rule_runs.jsonl; the next run of the same code must still name the bare
+    commit, while a changed source file marks it '+dirty'."""
+    import subprocess
+
+    from rocketrl.infra.bench_report import git_commit
+
+    def git(*args: str) -> str:
+        env = ["-c", "user.name=t", "-c", "user.email=t@t"]
+        return subprocess.run(["git", *env, *args], cwd=tmp_path, check=True, capture_output=True, text=True).stdout
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "runs.jsonl").write_text('{"seed": 0}\n')
+    (tmp_path / "train.py").write_text("STEPS = 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "first")
+    head = git("rev-parse", "HEAD").strip()
+    assert git_commit(tmp_path) == head
+    with open(tmp_path / "docs" / "runs.jsonl", "a") as records:
+        records.write('{"seed": 1}\n')
+    assert git_commit(tmp_path) == head, "a run's own record marked the code dirty"
+    (tmp_path / "train.py").write_text("STEPS = 2\n")
+    assert git_commit(tmp_path) == head + "+dirty"

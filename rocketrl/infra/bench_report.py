@@ -45,11 +45,16 @@ def machine_info() -> dict[str, Any]:
 
 
 def git_commit(root: Path = ROOT) -> str | None:
-    """The checkout's commit, with '+dirty' when tracked files have uncommitted changes; None outside git."""
+    """The checkout's commit, with '+dirty' when tracked files outside docs/ have uncommitted changes; None outside
+    git. docs/ holds the reports and run records that benchmarks write, so a run's own records (or an earlier
+    run's, not yet committed) do not mark the code it ran as changed."""
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)docs"],
+            cwd=root,
+            capture_output=True,
+            text=True,
         )
     except (OSError, subprocess.CalledProcessError):
         return None
