@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
 from pathlib import Path
 
 BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "learn_vs_rule.py"
@@ -250,13 +251,13 @@ def test_the_final_games_are_saved_as_replays_and_the_record_keeps_how_the_bot_p
 def test_a_records_commit_is_marked_dirty_by_changed_code_and_not_by_the_reports_in_docs(tmp_path) -> None:
     """A run appends to docs/learn_vs_rule_runs.jsonl; the next run of the same code must still name the bare
     commit, while a changed source file marks it '+dirty'."""
-    import subprocess
-
     from rocketrl.infra.bench_report import git_commit
 
     def git(*args: str) -> str:
-        env = ["-c", "user.name=t", "-c", "user.email=t@t"]
-        return subprocess.run(["git", *env, *args], cwd=tmp_path, check=True, capture_output=True, text=True).stdout
+        identity = ["-c", "user.name=t", "-c", "user.email=t@t"]
+        return subprocess.run(
+            ["git", *identity, *args], cwd=tmp_path, check=True, capture_output=True, text=True
+        ).stdout
 
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "runs.jsonl").write_text('{"seed": 0}\n')
