@@ -12,7 +12,11 @@ Choosing the bot (--select-games G, default 32; --candidates K, default 4): the 
 the best K-1 others (by the preset's run.best_by, for vs_rule the win rate of the in-training
 evaluations) each play G full games against RulePolicy, and the one with the most points (ties: the
 newer) is the bot that plays the final games, on arena seeds of their own. The selection's time is
-reported beside the training's.
+reported beside the training's. With --learners L the benchmark seed trains L learners one after another (run
+seeds SEED*L to SEED*L+L-1, each the preset's full budget) and the candidates of them all play the selection
+games (`rocketrl.eval.selection`, also `rocketrl select RUN...`); recorded as the variant best_of_L, with the
+summed training time and steps. --learner-runs RUN... stands runs this benchmark already trained (their
+config.json must match field by field, and their record give their steps and time) in for the first learners.
 
 Engines (--engine rocketsim|warp, default the preset's): the engine the bot trains in, in-training
 evaluations included. The selection and final games are always played in RocketSim, so a bot trained
@@ -44,6 +48,7 @@ and the run is recorded.
     python benchmarks/learn_vs_rule.py [--preset vs_rule] [--seed N] [--timesteps N] [--minutes M] [--games 100]
         [--engine rocketsim|warp] [--select-games 32] [--candidates 4] [--kickoff-jitter 5]
         [--generalization-games 50] [--record docs/learn_vs_rule_runs.jsonl] [--plot PNG] [--out report.json]
+        [--learners L [--learner-runs RUN...]]
     python benchmarks/learn_vs_rule.py --measure report.json [--generalization-games 50] [--record PATH]
     python benchmarks/learn_vs_rule.py --evaluate CHECKPOINT --train-seconds S [--seed N] [--out report.json]
     python benchmarks/learn_vs_rule.py --table [--preset vs_rule]   (the recorded runs, for the README)
@@ -64,6 +69,7 @@ import torch
 
 from rocketrl.cli_args import team_size
 from rocketrl.config import load_config, preset_config_path
+from rocketrl.eval.learners import Learner, learner_seeds, reused_learner, train_learner
 from rocketrl.eval.run_record import (
     TRAINING_END_TAGS,
     append_record,
@@ -249,45 +255,18 @@ def evaluate(args: argparse.Namespace) -> None:
         append_record(Path(args.record), report)
 
 
-def select_checkpoint(trainer, rule, args: argparse.Namespace, greedy: bool) -> tuple[list[dict], Path | None]:
-    """Play the candidates (the latest checkpoint, the best others) against RulePolicy; the table and the winner.
-
-    Every candidate plays the same --select-games full games (arena seeds args.seed + 1000, apart from
-    the final games' args.seed + 1); the most points (wins + draws / 2) wins, ties to the newer step."""
-    from rocketrl.infra.checkpoint import read_meta
-    from rocketrl.league.match import play_match
-    from rocketrl.policy.load import policy_from_checkpoint
-
-    match = game_config(args, args.select_games, args.seed + 1000)
-    kept = [(path, read_meta(path)) for path in trainer.checkpoints.list()]
-    if not kept:
-        return [], None
-    latest, others = kept[-1], kept[:-1]
-    scored = sorted(
-        (entry for entry in others if entry[1].get("score") is not None),
-        key=lambda entry: (entry[1]["score"], entry[1]["step"]),
-        reverse=True,
-    )
-    candidates = sorted([latest, *scored[: args.candidates - 1]], key=lambda entry: entry[1]["step"])
-    table = []
-    for path, meta in candidates:
-        policy = policy_from_checkpoint(path, device=trainer.device, deterministic=greedy)
-        result = play_match(policy, rule, match, "learner", "rule_policy", device=trainer.device)
-        table.append(
-            {
-                "checkpoint": str(path),
-                "step": meta.get("step"),
-                "score": meta.get("score"),
-                "score_by": meta.get("score_by", "return"),
-                "wins": result.wins,
-                "draws": result.draws,
-                "losses": result.losses,
-                "points": result.wins + 0.5 * result.draws,
-            }
-        )
-        print(f"select: step {meta.get('step'):,}: {result.wins}-{result.draws}-{result.losses}", flush=True)
-    best = max(table, key=lambda row: (row["points"], row["step"] or 0))
-    return table, Path(best["checkpoint"])
+def learner_config(args: argparse.Namespace, preset: Path, seed: int):
+    """The training config of the learner with run seed `seed` (the preset with the command's changes)."""
+    name = f"learn_vs_rule-{args.preset}-{time.strftime('%Y%m%d-%H%M%S')}"
+    overrides = ["--run.logdir", args.logdir, "--run.name", name, "--run.seed", str(seed), "--run.ascii", "true"]
+    if args.timesteps is not None:
+        overrides += ["--run.timesteps", str(args.timesteps)]
+    if args.minutes is not None:
+        overrides += ["--run.max-minutes", str(args.minutes)]
+    if args.engine is not None:
+        overrides += ["--env.engine", args.engine]
+    overrides += [f"--{item}" for item in args.set]
+    return load_config(preset, overrides)
 
 
 def plot_curve(curves: dict[str, list[tuple[int, float]]], final: dict, path: Path) -> None:
@@ -411,6 +390,21 @@ def main() -> None:
         metavar="SECTION.FIELD=VALUE",
         help="change a preset setting for this run (repeatable), e.g. --set ppo.epochs=2",
     )
+    parser.add_argument(
+        "--learners",
+        type=int,
+        default=1,
+        help="train this many learners one after another (run seeds SEED*K .. SEED*K+K-1) and choose the bot among "
+        "the candidates of them all (default 1); recorded as the variant best_of_K",
+    )
+    parser.add_argument(
+        "--learner-runs",
+        nargs="+",
+        default=[],
+        metavar="RUN",
+        help="with --learners: run folders already trained as the first learners (the same preset, changes and "
+        "seeds, each with its record); the rest are trained",
+    )
     parser.add_argument("--variant", default="", help="a label for the --set changes, kept in the record")
     parser.add_argument(
         "--no-exact", action="store_true", help="skip the second set of final games from the exact spawns"
@@ -425,6 +419,12 @@ def main() -> None:
         # is another variant of the preset, recorded and tabled apart from the preset's own runs.
         args.variant = args.variant or f"timesteps={args.timesteps / 1e6:g}M"
         args.set.append(f"run.timesteps={args.timesteps}")
+    if args.learners < 1:
+        parser.error("--learners must be at least 1")
+    if args.learners > 1:
+        if args.select_games < 1:
+            parser.error("--learners: the bot is chosen among the learners by games; give --select-games >= 1")
+        args.variant = " ".join(filter(None, [args.variant, f"best_of_{args.learners}"]))
     if args.table or args.compare:
         path = Path(args.record or RUNS_RECORD)
         records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
@@ -456,69 +456,60 @@ def main() -> None:
     if not kickoff_jitter_in_range(args.kickoff_jitter):
         parser.error(f"--kickoff-jitter must lie in [0, {MAX_KICKOFF_JITTER:g}] uu")
 
+    from rocketrl.eval.selection import run_candidates, select_bot
     from rocketrl.league.match import play_match
-    from rocketrl.policy.actor_critic import PolicyActor
     from rocketrl.policy.load import policy_from_checkpoint
     from rocketrl.policy.rule import RulePolicy
-    from rocketrl.ppo.train_logger import TrainLogger
-    from rocketrl.ppo.trainer import Trainer
 
     try:
         preset = preset_config_path(args.preset)
     except ValueError as error:
         parser.error(str(error))
-    name = f"learn_vs_rule-{args.preset}-{time.strftime('%Y%m%d-%H%M%S')}"
-    overrides = ["--run.logdir", args.logdir, "--run.name", name, "--run.seed", str(args.seed), "--run.ascii", "true"]
-    if args.timesteps is not None:
-        overrides += ["--run.timesteps", str(args.timesteps)]
-    if args.minutes is not None:
-        overrides += ["--run.max-minutes", str(args.minutes)]
-    if args.engine is not None:
-        overrides += ["--env.engine", args.engine]
-    overrides += [f"--{item}" for item in args.set]
-    cfg = load_config(preset, overrides)
-
-    started = time.perf_counter()
-    trainer = Trainer(cfg)
-    try:
-        trainer.verify()
-        logger = TrainLogger(trainer.run_dir, cfg.run.timesteps, ascii_only=True)
-        try:
-            trainer.learn(logger)
-        finally:
-            logger.close()
-        train_seconds = time.perf_counter() - started
-        torch.set_num_threads(1)  # evaluation: small batched ops, fastest on one thread
-        greedy = cfg.league.eval_deterministic if args.acting == "preset" else args.acting == "greedy"
-        rule = RulePolicy(seed=args.seed, compiled=trainer.cfg.speed.compile_rule)
-        selection: list[dict] = []
-        chosen = None
-        select_seconds = 0.0
-        if args.select_games > 0:
-            select_started = time.perf_counter()
-            selection, chosen = select_checkpoint(trainer, rule, args, greedy)
-            select_seconds = time.perf_counter() - select_started
-        if chosen is None:
-            learner = PolicyActor(
-                trainer.model, trainer.obs_norm if cfg.ppo.normalize_observations else None, deterministic=greedy
-            )
+    seeds = learner_seeds(args.seed, args.learners)
+    if len(args.learner_runs) > len(seeds):
+        parser.error(f"--learner-runs: {len(args.learner_runs)} runs given for {len(seeds)} learners")
+    records_path = Path(args.record or RUNS_RECORD)
+    learners: list[Learner] = []
+    for index, seed in enumerate(seeds):
+        cfg = learner_config(args, preset, seed)
+        if index < len(args.learner_runs):
+            try:
+                learners.append(reused_learner(cfg, Path(args.learner_runs[index]), records_path))
+            except ValueError as error:
+                parser.error(str(error))
         else:
-            learner = policy_from_checkpoint(chosen, device=trainer.device, deterministic=greedy)
-        replays = trainer.run_dir / "final_games"
-        match = final_games_with_replays(args, replays)
-        result = play_match(learner, rule, match, "learner", "rule_policy", device=trainer.device)
-        play = play_figures(replays)
-        match.replay_games = ()
-        exact = None
-        if args.kickoff_jitter > 0 and not args.no_exact:  # the same games from the exact spawns
-            match.env.kickoff_jitter = 0.0
-            exact = play_match(learner, rule, match, "learner", "rule_policy", device=trainer.device)
-        on_train_engine = None
-        if cfg.env.engine != match.env.engine:  # the same games on the engine the bot trained in
-            on_train_engine = train_engine_games(learner, rule, args, cfg.env.engine, trainer.device)
-        unseen = generalization(learner, args, trainer.device) if args.generalization_games > 0 else {}
-    finally:
-        trainer.close()
+            learners.append(train_learner(cfg))
+    chosen_run = learners[-1]
+    device = chosen_run.device
+    torch.set_num_threads(1)  # evaluation: small batched ops, fastest on one thread
+    greedy = cfg.league.eval_deterministic if args.acting == "preset" else args.acting == "greedy"
+    rule = RulePolicy(seed=args.seed, compiled=cfg.speed.compile_rule)
+    selection: list[dict] = []
+    chosen = run_candidates(chosen_run.run_dir, 1)[0].checkpoint  # without selection games: the last weights
+    select_seconds = 0.0
+    if args.select_games > 0:
+        select_started = time.perf_counter()
+        match = game_config(args, args.select_games, args.seed + 1000)
+        table, best = select_bot(
+            [learner.run_dir for learner in learners], rule, match, args.candidates, greedy, device
+        )
+        selection, chosen = [candidate.row() for candidate in table], best.checkpoint
+        chosen_run = next(learner for learner in learners if learner.run_dir == chosen.parent.parent)
+        select_seconds = time.perf_counter() - select_started
+    learner = policy_from_checkpoint(chosen, device=device, deterministic=greedy)
+    replays = chosen_run.run_dir / ("final_games" if len(learners) == 1 else f"final_games-best_of_{len(learners)}")
+    match = final_games_with_replays(args, replays)
+    result = play_match(learner, rule, match, "learner", "rule_policy", device=device)
+    play = play_figures(replays)
+    match.replay_games = ()
+    exact = None
+    if args.kickoff_jitter > 0 and not args.no_exact:  # the same games from the exact spawns
+        match.env.kickoff_jitter = 0.0
+        exact = play_match(learner, rule, match, "learner", "rule_policy", device=device)
+    on_train_engine = None
+    if cfg.env.engine != match.env.engine:  # the same games on the engine the bot trained in
+        on_train_engine = train_engine_games(learner, rule, args, cfg.env.engine, device)
+    unseen = generalization(learner, args, device) if args.generalization_games > 0 else {}
     final = games_summary(result)
     report = {
         "benchmark": "learn_vs_rule",
@@ -529,12 +520,13 @@ def main() -> None:
         "commit": git_commit(),
         "train_engine": cfg.env.engine,
         "eval_engine": match.env.engine,
-        "run": str(trainer.run_dir),
-        "steps": trainer.counters.global_step,
-        "train_wall_seconds": round(train_seconds, 1),
+        "run": str(chosen_run.run_dir),
+        "steps": sum(learner.steps for learner in learners),
+        "train_wall_seconds": round(sum(learner.train_seconds for learner in learners), 1),
         "select_wall_seconds": round(select_seconds, 1),
         "selection": selection,
-        "bot": str(chosen) if chosen is not None else "final weights",
+        **({"learners": [learner.row() for learner in learners]} if len(learners) > 1 else {}),
+        "bot": str(chosen),
         "game_seconds": args.game_seconds,
         "team_size": "{}v{}".format(*args.team_size),
         **final,
@@ -545,7 +537,7 @@ def main() -> None:
         "replays": str(replays),
         "train_engine_final": on_train_engine,
         "generalization": unseen,
-        "training_end": end_of_training(trainer.run_dir),
+        "training_end": end_of_training(chosen_run.run_dir),
         # every seed at least 80%, the median of the seeds 90% (Elo 1900): this run meets its part if >= 80%
         "target": {"every_seed_win_rate": 0.8, "median_win_rate": 0.9, "median_elo": 1900},
         "met": final["win_rate"] >= 0.8,
@@ -560,7 +552,7 @@ def main() -> None:
         append_record(Path(args.record), report)
     if args.plot:
         try:
-            curves = read_curve(trainer.run_dir, ("league/win_rate_vs_rule", "league/elo", "charts/episode_return"))
+            curves = read_curve(chosen_run.run_dir, ("league/win_rate_vs_rule", "league/elo", "charts/episode_return"))
             plot_curve(curves, report, Path(args.plot))
             print(f"curve drawn to {args.plot}")
         except ImportError as err:

@@ -266,11 +266,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     from rocketrl.diagnostics import bench, diagnose, doctor  # diagnose, bench, doctor: parsers and commands
     from rocketrl.eval import cli as eval_cli  # eval: parser and command
-    from rocketrl.eval import stats_cli  # stats: how each policy played, from replays
+    from rocketrl.eval import (
+        select_cli,  # select: the best checkpoint of several runs, by games
+        stats_cli,  # stats: how each policy played, from replays
+    )
     from rocketrl.export import cli as export_cli
     from rocketrl.render import cli as render_cli
 
-    for module in (eval_cli, stats_cli, export_cli, render_cli, diagnose, bench, doctor):
+    for module in (eval_cli, select_cli, stats_cli, export_cli, render_cli, diagnose, bench, doctor):
         module.add_parser(sub)
     return parser
 

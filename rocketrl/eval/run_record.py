@@ -109,6 +109,7 @@ def record_line(report: dict) -> dict:
         "steps": report["steps"],
         "train_wall_seconds": report["train_wall_seconds"],
         "select_wall_seconds": report["select_wall_seconds"],
+        **({"learners": report["learners"]} if report.get("learners") else {}),
         "bot": report["bot"],
         "final": brief(report),
         "exact_kickoffs": brief(report.get("exact_kickoffs")),

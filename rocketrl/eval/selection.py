@@ -1,0 +1,109 @@
+"""Choosing the bot: candidate checkpoints of one or several runs play the same games; the most points wins.
+
+A run's candidates are its latest checkpoint and the best others by the score its training gave them (the
+in-training evaluations' win rate for the vs_rule presets). Every candidate of every run plays the same
+full games against one opponent; the most points (wins + draws / 2) wins, ties to the higher step, then
+to the earlier run. Training several seeds and keeping the best of them is the surest way to a strong bot
+when single runs spread (docs/learn_vs_rule_runs.jsonl): `rocketrl select RUN_DIR [RUN_DIR ...]`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from rocketrl.infra.checkpoint import read_meta
+from rocketrl.league.match import MatchConfig, play_match
+
+
+@dataclass
+class Candidate:
+    """One checkpoint that may become the bot, and how it played the selection games."""
+
+    checkpoint: Path
+    step: int | None
+    score: float | None
+    score_by: str
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+
+    @property
+    def points(self) -> float:
+        return self.wins + 0.5 * self.draws
+
+    def row(self) -> dict:
+        """The candidate as one JSON-ready row of the selection table."""
+        return {
+            "checkpoint": str(self.checkpoint),
+            "step": self.step,
+            "score": self.score,
+            "score_by": self.score_by,
+            "wins": self.wins,
+            "draws": self.draws,
+            "losses": self.losses,
+            "points": self.points,
+        }
+
+
+def checkpoint_folder(run: str | Path) -> Path:
+    """The checkpoint folder of a run folder (RUN/checkpoints) or a checkpoint folder itself.
+
+    Raises FileNotFoundError naming the path when it holds no checkpoint."""
+    path = Path(run)
+    folder = path / "checkpoints" if (path / "checkpoints").is_dir() else path
+    if not folder.is_dir() or not any(folder.glob("step_*.safetensors")):
+        raise FileNotFoundError(
+            f"{run}: no checkpoints (step_*.safetensors) here or in its checkpoints/ folder; give a run folder "
+            "that `rocketrl train` wrote"
+        )
+    return folder
+
+
+def run_candidates(run: str | Path, count: int) -> list[Candidate]:
+    """The latest checkpoint of a run and its `count` - 1 best others by score, sorted by step."""
+    if count < 1:
+        raise ValueError(f"count={count}: at least 1 candidate per run")
+    paths = sorted(checkpoint_folder(run).glob("step_*.safetensors"))
+    kept = sorted(((path, read_meta(path)) for path in paths), key=lambda entry: entry[1].get("step") or 0)
+    latest, others = kept[-1], kept[:-1]
+    scored = sorted(
+        (entry for entry in others if entry[1].get("score") is not None),
+        key=lambda entry: (entry[1]["score"], entry[1].get("step") or 0),
+        reverse=True,
+    )
+    chosen = sorted([latest, *scored[: count - 1]], key=lambda entry: entry[1].get("step") or 0)
+    return [
+        Candidate(path, meta.get("step"), meta.get("score"), meta.get("score_by", "return")) for path, meta in chosen
+    ]
+
+
+def select_bot(
+    runs: list[str | Path],
+    opponent,
+    match: MatchConfig,
+    candidates_per_run: int = 4,
+    deterministic: bool = True,
+    device: str | torch.device = "cpu",
+    log=print,
+) -> tuple[list[Candidate], Candidate]:
+    """Every candidate of `runs` (run_candidates) plays `match` against `opponent`; (all candidates, the best).
+
+    The best has the most points; ties go to the higher step, then to the earlier run."""
+    from rocketrl.policy.load import policy_from_checkpoint
+
+    if not runs:
+        raise ValueError("select_bot: give at least one run")
+    table: list[Candidate] = []
+    for run in runs:
+        for candidate in run_candidates(run, candidates_per_run):
+            policy = policy_from_checkpoint(candidate.checkpoint, device=device, deterministic=deterministic)
+            result = play_match(policy, opponent, match, "learner", "opponent", device=device)
+            candidate.wins, candidate.draws, candidate.losses = result.wins, result.draws, result.losses
+            table.append(candidate)
+            log(f"select: {candidate.checkpoint}: {result.wins}-{result.draws}-{result.losses}")
+    order = {id(candidate): index for index, candidate in enumerate(table)}
+    best = max(table, key=lambda c: (c.points, c.step or 0, -order[id(c)]))
+    return table, best
