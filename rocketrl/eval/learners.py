@@ -72,9 +72,10 @@ def portable(value: object) -> object:
 
 
 def reused_learner(cfg: TrainConfig, run_dir: Path, records: Path) -> Learner:
-    """A learner trained earlier: its run folder must hold cfg exactly (run name and logdir aside) and a record
-    of its training in `records` (a record whose bot is one of its checkpoints: steps and wall time); files of the package's configs/ compare by their place
-    there (`portable`), the checkout aside. Raises ValueError saying what differs."""
+    """A learner trained earlier: its run folder must hold cfg exactly (run name and logdir aside; files of the
+    package's configs/ compare by their place there, `portable`, whatever the checkout) and `records` a record of
+    its training (one whose bot is one of its checkpoints: steps and wall time). Raises ValueError saying what
+    differs."""
     from rocketrl.ppo.trainer import resolve_device
 
     saved_path = run_dir / "config.json"
