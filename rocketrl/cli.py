@@ -18,6 +18,7 @@ import os
 import platform
 import sys
 import time
+from pathlib import Path
 from typing import get_args
 
 from rocketrl import __version__
@@ -139,12 +140,36 @@ def build_train_config(args: argparse.Namespace, extra: list[str]):
 
 
 def cmd_train(args: argparse.Namespace, extra: list[str]) -> int:
-    """Train with PPO; Ctrl-C or SIGTERM saves a checkpoint and exits cleanly."""
+    """Train with PPO; Ctrl-C or SIGTERM saves a checkpoint and exits cleanly. With --learners L, train L runs
+    (seeds SEED .. SEED+L-1) one after another and choose the bot among them by games (rocketrl select)."""
+    cfg = build_train_config(args, extra)
+    if args.learners == 1:
+        train_run(cfg)
+        return 0
+    if cfg.run.resume or cfg.run.distributed == "ray":
+        raise ValueError("--learners trains new runs one after another on this machine: not with --resume or ray")
+    import dataclasses
+
+    base = cfg.run.name or time.strftime("run-%Y%m%d-%H%M%S")
+    runs = []
+    for index in range(args.learners):
+        run = dataclasses.replace(cfg.run, seed=cfg.run.seed + index, name=f"{base}-learner{index}")
+        print(f"learner {index + 1} of {args.learners}: seed {run.seed}, {Path(run.logdir) / run.name}", flush=True)
+        run_dir, stopped = train_run(dataclasses.replace(cfg, run=run))
+        runs.append(run_dir)
+        if stopped:
+            print(f"stopped: the learners after this one did not train; choose later with rocketrl select {run_dir}")
+            return 0
+    choose_among(runs, cfg)
+    return 0
+
+
+def train_run(cfg) -> tuple[Path, bool]:
+    """Train one run to its end or a stop signal; returns its run folder and whether a signal stopped it."""
     from rocketrl.ppo.summary import summarize
     from rocketrl.ppo.train_logger import TrainLogger
     from rocketrl.ppo.trainer import Trainer
 
-    cfg = build_train_config(args, extra)
     if cfg.run.distributed == "ray":
         from rocketrl.distributed.learner import DistributedTrainer
 
@@ -176,9 +201,39 @@ def cmd_train(args: argparse.Namespace, extra: list[str]) -> int:
             f"{how} at step {counters.global_step:,} after {counters.updates} updates; "
             f"checkpoint: {trainer.checkpoints.latest()}; logs: {trainer.run_dir}"
         )
+        return trainer.run_dir, trainer.stopped_by_signal is not None
     finally:
         trainer.close()
-    return 0
+
+
+SELECT_GAMES = 32
+"""Full games each candidate of --learners plays against RulePolicy (as benchmarks/learn_vs_rule.py)."""
+
+
+def choose_among(runs: list[Path], cfg) -> Path:
+    """The best checkpoint of `runs` by SELECT_GAMES jittered full games against RulePolicy (rocketrl select);
+    the table and the choice are written to <first run>/selection.json. Returns the chosen checkpoint."""
+    import torch
+
+    from rocketrl.eval.selection import select_bot
+    from rocketrl.infra.atomic_json import write_json_atomic
+    from rocketrl.league.match import MatchConfig
+    from rocketrl.policy.rule import RulePolicy
+    from rocketrl.ppo.trainer import resolve_device
+
+    torch.set_num_threads(1)
+    match = MatchConfig.games(SELECT_GAMES, num_arenas=SELECT_GAMES, seed=cfg.run.seed + 1000, kickoff_jitter=5.0)
+    greedy = cfg.league.eval_deterministic
+    device = resolve_device(cfg.run.device)
+    rule = RulePolicy(seed=cfg.run.seed, compiled=cfg.speed.compile_rule)
+    table, best = select_bot(runs, rule, match, deterministic=greedy, device=device)
+    for candidate in table:
+        mark = "  <- chosen" if candidate is best else ""
+        print(f"{candidate.points:5.1f} of {SELECT_GAMES}  {candidate.checkpoint}{mark}")
+    rows = [candidate.row() for candidate in table]
+    write_json_atomic(runs[0] / "selection.json", {"selection": rows, "chosen": str(best.checkpoint)})
+    print(f"the bot: {best.checkpoint} (selection: {runs[0] / 'selection.json'})")
+    return best.checkpoint
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -232,6 +287,13 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--name", default=None, help="run folder name (default: date and time)")
     train.add_argument("--seed", type=int, default=None)
     train.add_argument("--resume", default=None, metavar="PATH|latest", help="continue from a checkpoint")
+    train.add_argument(
+        "--learners",
+        type=positive_int,
+        default=1,
+        help="train L runs (seeds SEED..SEED+L-1) one after another and choose the bot among them by 32 full "
+        "games each against RulePolicy (default 1); single runs of a preset spread, the best of two rarely does",
+    )
     train.add_argument("--debug", action="store_true", help=f"a short run ({DEBUG_TIMESTEPS} steps) with checks")
     train.add_argument("--ascii", action="store_true", help="plain ASCII console output")
     train.add_argument(

@@ -115,3 +115,25 @@ def test_select_names_a_folder_without_checkpoints_before_playing(tmp_path, caps
     good = make_run(tmp_path / "good", {1000: 0.5})
     assert main(["select", str(good), str(tmp_path / "empty"), "--games", "2"]) != 0
     assert "empty: no checkpoints (step_*.safetensors) here or in its checkpoints/ folder" in capsys.readouterr().err
+
+
+def test_train_with_two_learners_trains_two_seeds_and_chooses_the_bot_among_them(tmp_path, monkeypatch) -> None:
+    import rocketrl.cli as cli
+
+    monkeypatch.setattr(cli, "SELECT_GAMES", 2)  # two full games per candidate keep the test short
+    args = ["train", "--debug", "--learners", "2", "--seed", "7", "--logdir", str(tmp_path), "--name", "pair"]
+    assert main([*args, "--ascii"]) == 0
+    runs = [tmp_path / "pair-learner0", tmp_path / "pair-learner1"]
+    assert [json.loads((run / "config.json").read_text())["run"]["seed"] for run in runs] == [7, 8]
+    chosen = json.loads((runs[0] / "selection.json").read_text())
+    rows = chosen["selection"]
+    assert {Path(row["checkpoint"]).parent.parent for row in rows} == set(runs)
+    assert all(row["wins"] + row["draws"] + row["losses"] == 2 for row in rows)
+    best = max(rows, key=lambda row: row["points"])
+    assert Path(chosen["chosen"]).is_file() and best["points"] == max(row["points"] for row in rows)
+    assert chosen["chosen"] in {row["checkpoint"] for row in rows}
+
+
+def test_train_with_learners_refuses_resume(tmp_path, capsys) -> None:
+    assert main(["train", "--debug", "--learners", "2", "--resume", "latest", "--logdir", str(tmp_path)]) != 0
+    assert "--learners trains new runs one after another on this machine: not with --resume" in capsys.readouterr().err
