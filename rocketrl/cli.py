@@ -211,8 +211,9 @@ SELECT_GAMES = 32
 
 
 def choose_among(runs: list[Path], cfg) -> Path:
-    """The best checkpoint of `runs` by SELECT_GAMES jittered full games against RulePolicy (rocketrl select);
-    the table and the choice are written to <first run>/selection.json. Returns the chosen checkpoint."""
+    """The best checkpoint of `runs` by SELECT_GAMES jittered full games against RulePolicy (rocketrl select), at
+    the team sizes training ends on (the curriculum's last stage, else env's); the table and the choice are
+    written to <first run>/selection.json. Returns the chosen checkpoint."""
     import torch
 
     from rocketrl.eval.selection import select_bot
@@ -222,7 +223,20 @@ def choose_among(runs: list[Path], cfg) -> Path:
     from rocketrl.ppo.trainer import resolve_device
 
     torch.set_num_threads(1)
-    match = MatchConfig.games(SELECT_GAMES, num_arenas=SELECT_GAMES, seed=cfg.run.seed + 1000, kickoff_jitter=5.0)
+    blue, orange = cfg.env.blue_size, cfg.env.orange_size
+    if cfg.league.curriculum:  # the team sizes the curriculum ends on
+        from rocketrl.league.curriculum import load_curriculum
+
+        last = load_curriculum(cfg.league.curriculum).stages[-1]
+        blue, orange = last.blue_size, last.orange_size
+    match = MatchConfig.games(
+        SELECT_GAMES,
+        num_arenas=SELECT_GAMES,
+        blue_size=blue,
+        orange_size=max(orange, 1),
+        seed=cfg.run.seed + 1000,
+        kickoff_jitter=5.0,
+    )
     greedy = cfg.league.eval_deterministic
     device = resolve_device(cfg.run.device)
     rule = RulePolicy(seed=cfg.run.seed, compiled=cfg.speed.compile_rule)
