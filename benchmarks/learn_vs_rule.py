@@ -421,6 +421,8 @@ def main() -> None:
         args.set.append(f"run.timesteps={args.timesteps}")
     if args.learners < 1:
         parser.error("--learners must be at least 1")
+    if args.learner_runs and args.learners < 2:
+        parser.error("--learner-runs stands in for learners of --learners L (L >= 2); a single run has its record")
     if args.learners > 1:
         if args.select_games < 1:
             parser.error("--learners: the bot is chosen among the learners by games; give --select-games >= 1")

@@ -137,3 +137,21 @@ def test_train_with_two_learners_trains_two_seeds_and_chooses_the_bot_among_them
 def test_train_with_learners_refuses_resume(tmp_path, capsys) -> None:
     assert main(["train", "--debug", "--learners", "2", "--resume", "latest", "--logdir", str(tmp_path)]) != 0
     assert "--learners trains new runs one after another on this machine: not with --resume" in capsys.readouterr().err
+
+
+def test_the_benchmark_takes_learner_runs_only_for_several_learners(monkeypatch, capsys) -> None:
+    import importlib.util
+    import sys
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "learn_vs_rule.py"
+    spec = importlib.util.spec_from_file_location("learn_vs_rule", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    monkeypatch.setattr(sys, "argv", ["learn_vs_rule.py", "--learner-runs", "runs/x"])
+    with pytest.raises(SystemExit):
+        bench.main()
+    assert "--learner-runs stands in for learners of --learners L (L >= 2)" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "argv", ["learn_vs_rule.py", "--learners", "2", "--select-games", "0"])
+    with pytest.raises(SystemExit):
+        bench.main()
+    assert "--learners: the bot is chosen among the learners by games" in capsys.readouterr().err
