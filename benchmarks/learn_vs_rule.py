@@ -394,8 +394,9 @@ def main() -> None:
         "--learners",
         type=int,
         default=1,
-        help="train this many learners one after another (run seeds SEED*K .. SEED*K+K-1) and choose the bot among "
-        "the candidates of them all (default 1); recorded as the variant best_of_K",
+        metavar="L",
+        help="train L learners one after another (run seeds SEED*L .. SEED*L+L-1) and choose the bot among "
+        "the candidates of them all (default 1); recorded as the variant best_of_L",
     )
     parser.add_argument(
         "--learner-runs",
