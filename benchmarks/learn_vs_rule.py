@@ -69,7 +69,7 @@ import torch
 
 from rocketrl.cli_args import team_size
 from rocketrl.config import load_config, preset_config_path
-from rocketrl.eval.learners import Learner, learner_seeds, reused_learner, train_learner
+from rocketrl.eval.learners import Learner, learner_seeds, reused_learner
 from rocketrl.eval.run_record import (
     TRAINING_END_TAGS,
     append_record,
@@ -116,18 +116,10 @@ def end_of_training(run_dir: Path) -> dict[str, float]:
 
 def game_config(args: argparse.Namespace, num_games: int, seed: int):
     """A MatchConfig of `num_games` full games of args.team_size with jittered spawns, on arena seeds `seed`."""
-    from rocketrl.league.match import MatchConfig
+    from rocketrl.eval.selection import jittered_games
 
     blue, orange = args.team_size
-    return MatchConfig.games(
-        num_games=num_games,
-        game_seconds=args.game_seconds,
-        num_arenas=min(num_games, 50),
-        blue_size=blue,
-        orange_size=orange,
-        seed=seed,
-        kickoff_jitter=args.kickoff_jitter,
-    )
+    return jittered_games(num_games, seed, blue, orange, args.kickoff_jitter, args.game_seconds)
 
 
 def final_games_with_replays(args: argparse.Namespace, folder: Path):
@@ -459,10 +451,12 @@ def main() -> None:
     if not kickoff_jitter_in_range(args.kickoff_jitter):
         parser.error(f"--kickoff-jitter must lie in [0, {MAX_KICKOFF_JITTER:g}] uu")
 
+    from rocketrl.cli import train_run
     from rocketrl.eval.selection import run_candidates, select_bot
     from rocketrl.league.match import play_match
     from rocketrl.policy.load import policy_from_checkpoint
     from rocketrl.policy.rule import RulePolicy
+    from rocketrl.ppo.trainer import resolve_device
 
     try:
         preset = preset_config_path(args.preset)
@@ -481,9 +475,11 @@ def main() -> None:
             except ValueError as error:
                 parser.error(str(error))
         else:
-            learners.append(train_learner(cfg))
+            started = time.perf_counter()
+            run_dir, steps, _ = train_run(cfg)
+            learners.append(Learner(seed, run_dir, steps, time.perf_counter() - started))
     chosen_run = learners[-1]
-    device = chosen_run.device
+    device = resolve_device(cfg.run.device)
     torch.set_num_threads(1)  # evaluation: small batched ops, fastest on one thread
     greedy = cfg.league.eval_deterministic if args.acting == "preset" else args.acting == "greedy"
     rule = RulePolicy(seed=args.seed, compiled=cfg.speed.compile_rule)

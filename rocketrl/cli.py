@@ -155,7 +155,7 @@ def cmd_train(args: argparse.Namespace, extra: list[str]) -> int:
     for index in range(args.learners):
         run = dataclasses.replace(cfg.run, seed=cfg.run.seed + index, name=f"{base}-learner{index}")
         print(f"learner {index + 1} of {args.learners}: seed {run.seed}, {Path(run.logdir) / run.name}", flush=True)
-        run_dir, stopped = train_run(dataclasses.replace(cfg, run=run))
+        run_dir, _, stopped = train_run(dataclasses.replace(cfg, run=run))
         runs.append(run_dir)
         if stopped:
             print(f"stopped: the learners after this one did not train; choose later with rocketrl select {run_dir}")
@@ -164,8 +164,9 @@ def cmd_train(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
-def train_run(cfg) -> tuple[Path, bool]:
-    """Train one run to its end or a stop signal; returns its run folder and whether a signal stopped it."""
+def train_run(cfg) -> tuple[Path, int, bool]:
+    """Train one run to its end or a stop signal; returns its run folder, its agent-steps and whether a signal
+    stopped it."""
     from rocketrl.ppo.summary import summarize
     from rocketrl.ppo.train_logger import TrainLogger
     from rocketrl.ppo.trainer import Trainer
@@ -201,7 +202,7 @@ def train_run(cfg) -> tuple[Path, bool]:
             f"{how} at step {counters.global_step:,} after {counters.updates} updates; "
             f"checkpoint: {trainer.checkpoints.latest()}; logs: {trainer.run_dir}"
         )
-        return trainer.run_dir, trainer.stopped_by_signal is not None
+        return trainer.run_dir, counters.global_step, trainer.stopped_by_signal is not None
     finally:
         trainer.close()
 
@@ -216,9 +217,8 @@ def choose_among(runs: list[Path], cfg) -> Path:
     written to <first run>/selection.json. Returns the chosen checkpoint."""
     import torch
 
-    from rocketrl.eval.selection import select_bot
+    from rocketrl.eval.selection import format_selection, jittered_games, select_bot
     from rocketrl.infra.atomic_json import write_json_atomic
-    from rocketrl.league.match import MatchConfig
     from rocketrl.policy.rule import RulePolicy
     from rocketrl.ppo.trainer import resolve_device
 
@@ -229,21 +229,12 @@ def choose_among(runs: list[Path], cfg) -> Path:
 
         last = load_curriculum(cfg.league.curriculum).stages[-1]
         blue, orange = last.blue_size, last.orange_size
-    match = MatchConfig.games(
-        SELECT_GAMES,
-        num_arenas=SELECT_GAMES,
-        blue_size=blue,
-        orange_size=max(orange, 1),
-        seed=cfg.run.seed + 1000,
-        kickoff_jitter=5.0,
-    )
+    match = jittered_games(SELECT_GAMES, cfg.run.seed + 1000, blue, max(orange, 1))
     greedy = cfg.league.eval_deterministic
     device = resolve_device(cfg.run.device)
     rule = RulePolicy(seed=cfg.run.seed, compiled=cfg.speed.compile_rule)
     table, best = select_bot(runs, rule, match, deterministic=greedy, device=device)
-    for candidate in table:
-        mark = "  <- chosen" if candidate is best else ""
-        print(f"{candidate.points:5.1f} of {SELECT_GAMES}  {candidate.checkpoint}{mark}")
+    print(format_selection(table, best, SELECT_GAMES))
     rows = [candidate.row() for candidate in table]
     write_json_atomic(runs[0] / "selection.json", {"selection": rows, "chosen": str(best.checkpoint)})
     print(f"the bot: {best.checkpoint} (selection: {runs[0] / 'selection.json'})")

@@ -1,6 +1,7 @@
-"""The learners of a learning benchmark run: trained here, or trained earlier and checked before reuse.
+"""The learners of a learning benchmark run (trained by `rocketrl.cli.train_run`), or runs trained earlier and
+checked before reuse.
 
-A benchmark seed may train several learners one after another (`benchmarks/learn_vs_rule.py --learners K`) and
+A benchmark seed may train several learners one after another (`benchmarks/learn_vs_rule.py --learners L`) and
 choose the bot among them all (`rocketrl.eval.selection`). A learner trained earlier by the same command (the same
 preset, changes and run seed) can stand in for training it again: its run folder's config.json must match the
 config this learner would train with, field by field, and the runs record must hold its training's steps and time.
@@ -9,7 +10,6 @@ config this learner would train with, field by field, and the runs record must h
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +24,6 @@ class Learner:
     run_dir: Path
     steps: int
     train_seconds: float
-    device: str
     reused: bool = False
 
     def row(self) -> dict:
@@ -43,26 +42,6 @@ def learner_seeds(seed: int, count: int) -> list[int]:
     return [seed] if count == 1 else [seed * count + k for k in range(count)]
 
 
-def train_learner(cfg: TrainConfig) -> Learner:
-    """Train one learner to cfg.run.timesteps (or its minutes); its checkpoints stay in its run folder."""
-    from rocketrl.ppo.train_logger import TrainLogger
-    from rocketrl.ppo.trainer import Trainer
-
-    started = time.perf_counter()
-    trainer = Trainer(cfg)
-    try:
-        trainer.verify()
-        logger = TrainLogger(trainer.run_dir, cfg.run.timesteps, ascii_only=True)
-        try:
-            trainer.learn(logger)
-        finally:
-            logger.close()
-        seconds = time.perf_counter() - started
-        return Learner(cfg.run.seed, trainer.run_dir, trainer.counters.global_step, seconds, str(trainer.device))
-    finally:
-        trainer.close()
-
-
 def portable(value: object) -> object:
     """A config value as it compares between checkouts: a path into the package's configs/ folder (the
     absolute path a config records for a reward file) becomes its part from configs/ on."""
@@ -76,8 +55,6 @@ def reused_learner(cfg: TrainConfig, run_dir: Path, records: Path) -> Learner:
     package's configs/ compare by their place there, `portable`, whatever the checkout) and `records` a record of
     its training (one whose bot is one of its checkpoints: steps and wall time). Raises ValueError saying what
     differs."""
-    from rocketrl.ppo.trainer import resolve_device
-
     saved_path = run_dir / "config.json"
     if not saved_path.is_file():
         raise ValueError(f"--learner-runs {run_dir}: no config.json; give a run folder this benchmark trained")
@@ -102,6 +79,4 @@ def reused_learner(cfg: TrainConfig, run_dir: Path, records: Path) -> Learner:
     if not mine:
         raise ValueError(f"--learner-runs {run_dir}: no record of its training in {records}")
     record = mine[0]
-    return Learner(
-        cfg.run.seed, run_dir, record["steps"], record["train_wall_seconds"], str(resolve_device(cfg.run.device)), True
-    )
+    return Learner(cfg.run.seed, run_dir, record["steps"], record["train_wall_seconds"], True)

@@ -43,8 +43,7 @@ def cmd_select(args: argparse.Namespace) -> int:
     import torch
 
     from rocketrl.env.setters import MAX_KICKOFF_JITTER, kickoff_jitter_in_range
-    from rocketrl.eval.selection import checkpoint_folder, select_bot
-    from rocketrl.league.match import MatchConfig
+    from rocketrl.eval.selection import checkpoint_folder, format_selection, jittered_games, select_bot
     from rocketrl.policy.load import load_policy
 
     if not kickoff_jitter_in_range(args.kickoff_jitter):
@@ -54,23 +53,13 @@ def cmd_select(args: argparse.Namespace) -> int:
     if args.device == "cpu":
         torch.set_num_threads(1)  # small batched ops: one thread is fastest
     blue, orange = args.team_size
-    match = MatchConfig.games(
-        num_games=args.games,
-        game_seconds=args.game_seconds,
-        num_arenas=min(args.games, 50),
-        blue_size=blue,
-        orange_size=orange,
-        seed=args.seed,
-        kickoff_jitter=args.kickoff_jitter,
-    )
+    match = jittered_games(args.games, args.seed, blue, orange, args.kickoff_jitter, args.game_seconds)
     opponent = load_policy(args.opponent, device=args.device, seed=args.seed, compile_rule=True)
     table, best = select_bot(
         args.runs, opponent, match, args.candidates, deterministic=not args.sampled, device=args.device
     )
     print()
-    for candidate in table:
-        mark = "  <- chosen" if candidate is best else ""
-        print(f"{candidate.points:5.1f} of {args.games}  {candidate.checkpoint}{mark}")
+    print(format_selection(table, best, args.games))
     print(f"chosen: {best.checkpoint}")
     if args.json:
         report = {

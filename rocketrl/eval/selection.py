@@ -104,6 +104,34 @@ def select_bot(
             candidate.wins, candidate.draws, candidate.losses = result.wins, result.draws, result.losses
             table.append(candidate)
             log(f"select: {candidate.checkpoint}: {result.wins}-{result.draws}-{result.losses}")
-    order = {id(candidate): index for index, candidate in enumerate(table)}
-    best = max(table, key=lambda c: (c.points, c.step or 0, -order[id(c)]))
+    _, best = max(enumerate(table), key=lambda entry: (entry[1].points, entry[1].step or 0, -entry[0]))
     return table, best
+
+
+def jittered_games(
+    num_games: int,
+    seed: int,
+    blue_size: int = 1,
+    orange_size: int = 1,
+    kickoff_jitter: float = 5.0,
+    game_seconds: float = 300.0,
+) -> MatchConfig:
+    """Full games on arena seeds `seed`, each car's spawn moved by up to `kickoff_jitter` uu (independent trials
+    for a greedy bot), in up to 50 arenas side by side: the games that choose and measure a bot."""
+    return MatchConfig.games(
+        num_games=num_games,
+        game_seconds=game_seconds,
+        num_arenas=min(num_games, 50),
+        blue_size=blue_size,
+        orange_size=orange_size,
+        seed=seed,
+        kickoff_jitter=kickoff_jitter,
+    )
+
+
+def format_selection(table: list[Candidate], best: Candidate, games: int) -> str:
+    """The selection table as console lines: points of `games`, the checkpoint, and the chosen one marked."""
+    return "\n".join(
+        f"{candidate.points:5.1f} of {games}  {candidate.checkpoint}{'  <- chosen' if candidate is best else ''}"
+        for candidate in table
+    )
