@@ -18,7 +18,8 @@ step's time those queries take. The plane-only cars leave the field through the 
 runs play different (similar) games; `--no-plane-only` skips them.
 
     python benchmarks/engine_throughput.py [--quick] [--steps 5] [--rocketsim-arenas 256] [--warmup-steps 40]
-    [--device cpu|cuda] [--no-plane-only]
+    [--device cpu|cuda] [--no-plane-only] [--arenas 1024,4096] [--block-dims 64,128,256 (CUDA)]
+    [--step-kinds whole,split,whole_graph,split_graph]
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from rocketrl.sim.warp.engine import WarpEngine
 
 TICK_SKIP = 8
 ROCKETSIM_MODES = ("serial", "processes", "threads", "multi_step")
+STEP_KINDS = ("whole", "split", "whole_graph", "split_graph")
 
 
 def _controls(arenas: int, cars: int) -> torch.Tensor:
@@ -59,10 +61,27 @@ def _time_steps(step, steps: int) -> float:
 
 
 def bench_warp(
-    arenas: int, team: int, steps: int, device: str, threads: int, warmup: int, plane_only_cars: bool = False
+    arenas: int,
+    team: int,
+    steps: int,
+    device: str,
+    threads: int,
+    warmup: int,
+    plane_only_cars: bool = False,
+    block_dim: int | None = None,
+    step_kind: str = "whole",
 ) -> dict:
     engine = WarpEngine(
-        arenas, team, team, tick_skip=TICK_SKIP, device=device, num_workers=threads, plane_only_cars=plane_only_cars
+        arenas,
+        team,
+        team,
+        tick_skip=TICK_SKIP,
+        device=device,
+        num_workers=threads,
+        plane_only_cars=plane_only_cars,
+        block_dim=block_dim,
+        split_step=step_kind.startswith("split"),
+        cuda_graph=step_kind.endswith("_graph"),
     )
     engine.t["controls"].copy_(_controls(arenas, 2 * team))
     wp_device = wp.device_from_torch(engine.device)
@@ -85,6 +104,8 @@ def bench_warp(
     return {
         "arenas": arenas,
         "launch_threads": launch_threads,
+        "block_dim": block_dim,
+        "step_kind": step_kind,
         "arena_ticks_per_s": rate,
         "car_ticks_per_s": rate * 2 * team,
         "arena_ticks_per_s_with_state_snapshot": arenas * TICK_SKIP / with_state,
@@ -116,9 +137,31 @@ def main() -> None:
     parser.add_argument(
         "--no-plane-only", action="store_true", help="skip the plane-only-cars runs (car_mesh_query_share)"
     )
+    parser.add_argument("--no-rocketsim", action="store_true", help="warp rows only (no ratios)")
+    parser.add_argument("--arenas", help="warp arena counts, comma-separated (default: see above)")
+    parser.add_argument(
+        "--block-dims",
+        help="on CUDA, threads per block of the step kernel to try, comma-separated (default: Warp's 256); "
+        "each is its own row and the ratios take the best",
+    )
+    parser.add_argument(
+        "--step-kinds",
+        default="whole",
+        help="how warp steps, comma-separated, each its own rows: whole (one kernel per step), split (phase "
+        "kernels), whole_graph / split_graph (on CUDA, replayed as a CUDA graph); default whole",
+    )
     args = parser.parse_args()
     on_cpu = torch.device(args.device).type == "cpu"
     counts = [1024, 4096] if args.quick else [1024, 4096, 16384, 65536] + ([] if on_cpu else [262144])
+    if args.arenas:
+        counts = [int(n) for n in args.arenas.split(",")]
+    if args.block_dims and on_cpu:
+        parser.error("--block-dims: only on CUDA (the CPU launches one thread per chunk of arenas)")
+    block_dims: list[int | None] = [int(b) for b in args.block_dims.split(",")] if args.block_dims else [None]
+    step_kinds = args.step_kinds.split(",")
+    unknown = set(step_kinds) - set(STEP_KINDS)
+    if unknown:
+        parser.error(f"--step-kinds: {sorted(unknown)} unknown; choose from {', '.join(STEP_KINDS)}")
     steps = 2 if args.quick else args.steps
     cores = os.cpu_count() or 1
     thread_counts = sorted({1, cores}) if on_cpu else [1]
@@ -137,15 +180,23 @@ def main() -> None:
     for team in (1, 2):
         key = f"{team}v{team}"
         rs = [
-            bench_rocketsim(args.rocketsim_arenas, team, 2 * steps, mode, args.warmup_steps) for mode in ROCKETSIM_MODES
+            bench_rocketsim(args.rocketsim_arenas, team, 2 * steps, mode, args.warmup_steps)
+            for mode in ([] if args.no_rocketsim else ROCKETSIM_MODES)
         ]
-        best = max(r["arena_ticks_per_s"] for r in rs)
         result["rocketsim"][key] = rs
-        rows = [bench_warp(n, team, steps, args.device, t, args.warmup_steps) for n in counts for t in thread_counts]
+        rows = [
+            bench_warp(n, team, steps, args.device, t, args.warmup_steps, block_dim=b, step_kind=kind)
+            for n in counts
+            for t in thread_counts
+            for b in block_dims
+            for kind in step_kinds
+        ]
         if not args.no_plane_only:
             for row in rows:
-                n, threads = row["arenas"], row["launch_threads"]
-                plane = bench_warp(n, team, steps, args.device, threads, args.warmup_steps, plane_only_cars=True)
+                n, threads, b, kind = row["arenas"], row["launch_threads"], row["block_dim"], row["step_kind"]
+                plane = bench_warp(
+                    n, team, steps, args.device, threads, args.warmup_steps, True, block_dim=b, step_kind=kind
+                )
                 row["arena_ticks_per_s_plane_only_cars"] = plane["arena_ticks_per_s"]
             result["car_mesh_query_share"][key] = {
                 str(n): 1.0
@@ -154,6 +205,9 @@ def main() -> None:
                 for n in counts
             }
         result["warp"][key] = rows
+        if not rs:
+            continue
+        best = max(r["arena_ticks_per_s"] for r in rs)
         result["ratios"][key] = {
             str(n): max(w["arena_ticks_per_s"] for w in rows if w["arenas"] == n) / best for n in counts
         }

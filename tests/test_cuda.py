@@ -51,13 +51,13 @@ def _controls(step: int, arenas: int, cars: int) -> torch.Tensor:
     return c
 
 
-def _play(device: str, steps: int, blue: int, orange: int) -> list[dict[str, torch.Tensor]]:
-    """States after every step of `steps` steps from the seeded kickoffs."""
+def _play(device: str, steps: int, blue: int, orange: int, **engine_options: bool) -> list[dict[str, torch.Tensor]]:
+    """States after every step of `steps` steps from the seeded kickoffs (engine_options: WarpEngine's)."""
     pytest.importorskip("warp")
     from rocketrl.sim.warp.engine import WarpEngine
 
     out = []
-    with WarpEngine(ARENAS, blue, orange, device=device, seed=3, num_workers=1) as engine:
+    with WarpEngine(ARENAS, blue, orange, device=device, seed=3, num_workers=1, **engine_options) as engine:
         engine.reset_kickoff_native(torch.ones(ARENAS, dtype=torch.bool, device=engine.device), seed=3)
         for step in range(steps):
             state = engine.step(_controls(step, ARENAS, blue + orange).to(engine.device))
@@ -86,6 +86,21 @@ def test_cuda_steps_the_same_game_as_the_cpu(team):
     assert (end < 1.0).float().mean() >= 0.75, f"at 3 s only {(end < 1.0).float().mean():.0%} of arenas within 1 uu"
     moved = (cuda[-1]["car_pos"] - cuda[0]["car_pos"]).norm(dim=-1)
     assert moved.median() > 300.0, "the cars drove"
+
+
+@pytest.mark.parametrize("team", [1, 2])
+def test_phase_kernels_replayed_as_a_cuda_graph_step_the_same_game(team):
+    """WarpEngine(split_step=True, cuda_graph=True) against the one-kernel step, both on CUDA: the same functions
+    in the same order per arena, so at most the compiler's float contractions differ (bounds of the CPU test)."""
+    steps = 45
+    whole = _play("cuda", steps, team, team)
+    split = _play("cuda", steps, team, team, split_step=True, cuda_graph=True)
+    first = (whole[0]["car_pos"] - split[0]["car_pos"]).norm(dim=-1)
+    assert first.max() < 0.01, f"after one step a car is {first.max():.4f} uu from its twin"
+    at_1s = (whole[14]["car_pos"] - split[14]["car_pos"]).norm(dim=-1).amax(dim=1)
+    assert (at_1s < 1.0).float().mean() >= 0.9, f"at 1 s only {(at_1s < 1.0).float().mean():.0%} within 1 uu"
+    moved = (split[-1]["car_pos"] - split[0]["car_pos"]).norm(dim=-1)
+    assert moved.median() > 300.0, "the graph replayed every step: the cars drove"
 
 
 def test_training_on_warp_cuda_runs_and_resumes(tmp_path):

@@ -120,6 +120,16 @@ class WarpEngine(Engine):
     plane_only_cars: the cars' wheel rays and bodies meet only the four arena planes, not the collision
     meshes (goals, back walls, ramps, corners), so cars leave the field through them; for measuring what the
     cars' mesh queries cost (benchmarks/engine_throughput.py), not for play.
+
+    block_dim: on CUDA, threads per block of the step's kernels (None: Warp's default, 256); each value
+    builds its own copy of the kernels. Ignored on the CPU.
+
+    split_step: run each tick as phase kernels (kernels.py: the cars' starts and ends a thread per car, the ball
+    and the meetings and the arena's end a thread per arena) instead of one kernel that runs the whole step per
+    arena; the state is the same bit for bit.
+
+    cuda_graph: on CUDA, record a step's launches once as a CUDA graph and replay it (a step of the phase
+    kernels is 2 + 4 * tick_skip launches). Ignored on the CPU.
     """
 
     def __init__(
@@ -132,10 +142,15 @@ class WarpEngine(Engine):
         seed: int = 0,
         num_workers: int | None = None,
         plane_only_cars: bool = False,
+        block_dim: int | None = None,
+        split_step: bool = False,
+        cuda_graph: bool = False,
     ) -> None:
         super().__init__(num_arenas, blue_size, orange_size, tick_skip, device, seed)
         if num_workers is not None and num_workers < 1:
             raise ValueError(f"num_workers={num_workers}: must be at least 1 (or None for every CPU core)")
+        if block_dim is not None and (block_dim < 32 or block_dim > 1024 or block_dim % 32):
+            raise ValueError(f"block_dim={block_dim}: must be a multiple of 32 from 32 to 1024 (None: Warp's 256)")
         init_warp()
         self.stepping = "kernels"
         if self.device.type == "cuda" and self.device.index is None:
@@ -223,10 +238,18 @@ class WarpEngine(Engine):
         self._sim.pad_grid = wp.array(grid, dtype=wp.int32, device=self._wp_device)
         self._sim.pad_grid_origin = wp.vec3(float(origin[0]), float(origin[1]), 0.0)
         self._team = self.t["car_team"].long()
-        from rocketrl.sim.warp.kernels import step_kernel
+        from rocketrl.sim.warp import kernels, phase_kernels
 
-        self._kernel = step_kernel
-        wp.load_module(step_kernel.module, device=self._wp_device)  # compile once, before threads launch it
+        self._kernels = kernels
+        self._phase_kernels = phase_kernels
+        self.split_step = split_step
+        self.cuda_graph = cuda_graph and self.device.type == "cuda"
+        self._graphs: dict[int, object] = {}
+        """ticks -> the captured graph of a step of that many ticks (cuda_graph)."""
+        self._launch_options = {"block_dim": block_dim} if block_dim and self.device.type == "cuda" else {}
+        # compile once, before threads launch it
+        module = (phase_kernels.begin_step_kernel if split_step else kernels.step_kernel).module
+        wp.load_module(module, device=self._wp_device, **self._launch_options)
         self.reset_kickoff_native(torch.ones(a, dtype=torch.bool), seed)
 
     # ----------------------------------------------------------------------------------- stepping
@@ -244,6 +267,14 @@ class WarpEngine(Engine):
         """Advance every arena with the controls already set and read nothing (for benchmarks)."""
         self._check_idle("step_raw()")
         ticks = self.tick_skip if ticks is None else ticks
+        if self.cuda_graph:
+            graph = self._graphs.get(ticks)
+            if graph is None:
+                with wp.ScopedCapture(device=self._wp_device) as capture:
+                    self._launch(0, self.num_arenas, ticks)
+                graph = self._graphs[ticks] = capture.graph
+            wp.capture_launch(graph)
+            return
         if self._pool is None:
             self._launch(0, self.num_arenas, ticks)
             return
@@ -259,13 +290,22 @@ class WarpEngine(Engine):
             future.result()
 
     def _launch(self, first_arena: int, count: int, ticks: int) -> None:
-        """Run the step kernel on arenas first_arena .. first_arena + count - 1."""
-        wp.launch(
-            self._kernel,
-            dim=count,
-            inputs=[self._sim, ticks, self.num_cars, NUM_BOOST_PADS, first_arena],
-            device=self._wp_device,
-        )
+        """Run the step on arenas first_arena .. first_arena + count - 1 (one kernel, or the phase kernels)."""
+        k, sim, cars = self._phase_kernels, self._sim, self.num_cars
+
+        def launch(kernel: wp.Kernel, dim: int | tuple[int, int], *inputs: object) -> None:
+            wp.launch(kernel, dim=dim, inputs=[sim, *inputs], device=self._wp_device, **self._launch_options)
+
+        if not self.split_step:
+            launch(self._kernels.step_kernel, count, ticks, cars, NUM_BOOST_PADS, first_arena)
+            return
+        launch(k.begin_step_kernel, count, cars, first_arena)
+        for _ in range(ticks):
+            launch(k.car_tick_start_kernel, (count, cars), first_arena)
+            launch(k.ball_and_meetings_kernel, count, cars, first_arena)
+            launch(k.car_tick_end_kernel, (count, cars), first_arena)
+            launch(k.end_tick_kernel, count, cars, NUM_BOOST_PADS, first_arena)
+        launch(k.end_step_kernel, (count, cars), first_arena)
 
     # ----------------------------------------------------------------------------------- resets
     def reset(self, mask: torch.Tensor, state: ResetState | Callable[[int], ResetState]) -> BatchState:
@@ -396,6 +436,7 @@ class WarpEngine(Engine):
         """Release the buffers and the launch threads. Safe to call twice, and while a step is in flight."""
         self._closed = True
         self._in_flight = False
+        self._graphs.clear()
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
