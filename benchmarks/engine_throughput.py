@@ -15,7 +15,10 @@ cost is measured in the same run: each warp row also runs with WarpEngine(plane_
 cars meeting only the four arena planes ("arena_ticks_per_s_plane_only_cars"), and "car_mesh_query_share"
 gives 1 - rate / plane-only rate of the best warp mode per team size and arena count: the share of a
 step's time those queries take. The plane-only cars leave the field through the back walls, so the two
-runs play different (similar) games; `--no-plane-only` skips them.
+runs play different (similar) games; `--no-plane-only` skips them. On the CPU "phase_share" splits a step's time
+among the phases of a tick (rocketrl/sim/warp/tick.py: the cars' starts with their wheel rays, the ball and the
+meetings, the cars' ends with the body's arena contact, the arena's end), timed kernel by kernel with the step
+run as phase kernels (WarpEngine(split_step=True), one thread, the first arena count).
 
     python benchmarks/engine_throughput.py [--quick] [--steps 5] [--rocketsim-arenas 256] [--warmup-steps 40]
     [--device cpu|cuda] [--no-plane-only] [--arenas 1024,4096] [--block-dims 64,128,256 (CUDA)]
@@ -112,6 +115,21 @@ def bench_warp(
     }
 
 
+def bench_phases(arenas: int, team: int, steps: int, warmup: int) -> dict[str, float]:
+    """On the CPU, the share of a step's time in each phase kernel (WarpEngine(split_step=True), one launch
+    thread, the same game as the other rows): where the time of the one-kernel step goes, phase by phase."""
+    engine = WarpEngine(arenas, team, team, tick_skip=TICK_SKIP, device="cpu", num_workers=1, split_step=True)
+    engine.t["controls"].copy_(_controls(arenas, 2 * team))
+    for _ in range(warmup):
+        engine.step_raw()
+    engine.phase_seconds.clear()
+    for _ in range(steps):
+        engine.step_raw()
+    total = sum(engine.phase_seconds.values())
+    engine.close()
+    return {name: round(seconds / total, 4) for name, seconds in sorted(engine.phase_seconds.items())}
+
+
 def bench_rocketsim(arenas: int, team: int, steps: int, stepping: str, warmup: int) -> dict:
     workers = os.cpu_count() or 1
     engine = RocketSimEngine(arenas, team, team, tick_skip=TICK_SKIP, stepping=stepping, num_workers=workers)
@@ -177,6 +195,7 @@ def main() -> None:
     }
     if on_cpu:
         result["ratios_one_core"] = {}
+        result["phase_share"] = {}
     for team in (1, 2):
         key = f"{team}v{team}"
         rs = [
@@ -205,6 +224,8 @@ def main() -> None:
                 for n in counts
             }
         result["warp"][key] = rows
+        if on_cpu:
+            result["phase_share"][key] = bench_phases(counts[0], team, 2 * steps, args.warmup_steps)
         if not rs:
             continue
         best = max(r["arena_ticks_per_s"] for r in rs)

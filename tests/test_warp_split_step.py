@@ -47,9 +47,22 @@ def test_the_phase_kernels_step_the_same_game_as_the_whole_step_kernel(team_size
             touches += int(state.car_touched_ball.sum())
             pickups += int(state.car_boost_pickups.sum())
             airborne += int((~state.car_on_ground).sum())
+        phases = dict(split.phase_seconds)
+        assert not whole.phase_seconds
     finally:
         whole.close()
         split.close()
+    # each phase kernel's CPU time is counted (engine_throughput's phase_share)
+    assert set(phases) == {
+        "begin_step_kernel",
+        "car_tick_start_kernel",
+        "ball_and_meetings_kernel",
+        "car_tick_end_kernel",
+        "end_tick_kernel",
+        "end_step_kernel",
+    }
+    assert all(seconds > 0.0 for seconds in phases.values())
+    assert phases["car_tick_start_kernel"] > phases["begin_step_kernel"]
     # the game the two agreed on had the contacts in it
     assert touches >= ARENAS, f"only {touches} car-ball touches"
     assert pickups > 0 and airborne > 0

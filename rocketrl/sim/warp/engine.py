@@ -14,6 +14,7 @@ the other finished. On CUDA a step is one launch.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -244,6 +245,9 @@ class WarpEngine(Engine):
         self._phase_kernels = phase_kernels
         self.split_step = split_step
         self.cuda_graph = cuda_graph and self.device.type == "cuda"
+        self.phase_seconds: dict[str, float] = {}
+        """split_step on the CPU: CPU seconds spent in each phase kernel (summed over the launch threads)."""
+        self._phase_lock = threading.Lock()
         self._graphs: dict[int, object] = {}
         """ticks -> the captured graph of a step of that many ticks (cuda_graph)."""
         self._launch_options = {"block_dim": block_dim} if block_dim and self.device.type == "cuda" else {}
@@ -293,8 +297,15 @@ class WarpEngine(Engine):
         """Run the step on arenas first_arena .. first_arena + count - 1 (one kernel, or the phase kernels)."""
         k, sim, cars = self._phase_kernels, self._sim, self.num_cars
 
+        timed = self.device.type == "cpu" and self.split_step
+
         def launch(kernel: wp.Kernel, dim: int | tuple[int, int], *inputs: object) -> None:
+            started = time.thread_time() if timed else 0.0
             wp.launch(kernel, dim=dim, inputs=[sim, *inputs], device=self._wp_device, **self._launch_options)
+            if timed:  # a CPU launch returns when its kernel is done
+                spent = time.thread_time() - started
+                with self._phase_lock:
+                    self.phase_seconds[kernel.key] = self.phase_seconds.get(kernel.key, 0.0) + spent
 
         if not self.split_step:
             launch(self._kernels.step_kernel, count, ticks, cars, NUM_BOOST_PADS, first_arena)
