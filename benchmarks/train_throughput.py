@@ -137,10 +137,13 @@ def measure_ours(
     amp: str = "off",
     rollout_threads: int | None = 1,
     engine: str = "rocketsim",
+    profile_path: str | None = None,
 ) -> dict[str, Any]:
     """Train 1 warm-up + `iterations` updates; steady-state agent-steps/s and the phase split of the timed ones.
 
     amp: speed.amp (off | bf16 | fp16); rollout_threads: speed.rollout_threads (None: torch's count).
+    profile_path: run the whole training under torch's profiler and write its tables there (the operations by
+    self device time, then by self CPU time); the rates then include the profiler's cost.
     """
     import torch
 
@@ -173,7 +176,10 @@ def measure_ours(
         trainer = Trainer(cfg, run_dir=run_dir)
         build_s = time.perf_counter() - started
         try:
-            trainer.learn(recorder)
+            if profile_path is None:
+                trainer.learn(recorder)
+            else:
+                _learn_profiled(trainer, recorder, Path(profile_path))
             used_device = str(trainer.device)
         finally:
             trainer.close()
@@ -204,6 +210,24 @@ def measure_ours(
     }
 
 
+def _learn_profiled(trainer: Any, recorder: UpdateRecorder, path: Path) -> None:
+    """trainer.learn under torch.profiler; its tables of operations go to `path`."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    on_cuda = trainer.device.type == "cuda"
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_cuda else [])
+    with profile(activities=activities) as prof:
+        trainer.learn(recorder)
+        if on_cuda:
+            torch.cuda.synchronize()
+    averages = prof.key_averages()
+    tables = [averages.table(sort_by="self_cpu_time_total", row_limit=40, max_name_column_width=70)]
+    if on_cuda:
+        tables.insert(0, averages.table(sort_by="self_cuda_time_total", row_limit=40, max_name_column_width=70))
+    path.write_text("\n\n".join(tables) + "\n")
+
+
 def run_ours_isolated(
     arenas: int,
     rollout_steps: int,
@@ -214,9 +238,11 @@ def run_ours_isolated(
     amp: str = "off",
     rollout_threads: int | None = 1,
     engine: str = "rocketsim",
+    profile_path: str | None = None,
 ) -> dict[str, Any]:
     """measure_ours in a fresh subprocess (a clean torch thread pool and no leftover env workers)."""
     spec = dict(
+        profile_path=profile_path,
         arenas=arenas,
         rollout_steps=rollout_steps,
         iterations=iterations,
@@ -629,6 +655,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     parser.add_argument("--no-warp-cuda", action="store_true", help="skip the warp-on-CUDA runs")
     parser.add_argument(
+        "--profile-learn",
+        metavar="FILE",
+        help="also train the last configuration once more (1 timed iteration) under torch's profiler and write "
+        "its tables of operations to FILE (row 'profiled', its rate slowed by the profiler)",
+    )
+    parser.add_argument(
         "--no-rocketsim-cuda", action="store_true", help="skip the CUDA run on RocketSim arenas (row 'cuda')"
     )
     parser.add_argument("--no-ours", action="store_true", help="measure the peer only")
@@ -689,6 +721,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             ours[f"cuda_warp_arenas_{count}"] = run_ours_isolated(
                 count, steps, iterations, "cuda", None, budget, engine="warp"
             )
+    if args.profile_learn and ours:
+        last = json.loads(json.dumps(ours[list(ours)[-1]]))
+        steps = last["rollout_steps"]
+        ours["profiled"] = run_ours_isolated(
+            last["arenas"], steps, 1, last["device"].split(":")[0],
+            last["torch_threads"] if last["device"] == "cpu" else None, budget, last["amp"], last["rollout_threads"],
+            last["engine"], profile_path=str(Path(args.profile_learn).resolve()),
+        )  # fmt: skip
+        ours["profiled"]["profile"] = args.profile_learn
     if args.no_peer:
         peer: dict[str, Any] = {"skipped": "--no-peer"}
     else:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every CUDA check in one go, on a machine with an NVIDIA GPU: tests/test_cuda.py, then the GPU rows of the
 # benchmarks (the warp engine on CUDA up to 1,048,576 arenas, stepped as one kernel and as phase kernels replayed
-# in a CUDA graph; end-to-end training on CUDA with RocketSim and with warp; the overlap of arena halves).
+# in a CUDA graph; end-to-end training on CUDA with RocketSim and with warp, and a profile of the operations of
+# training at 65,536 warp arenas; the overlap of arena halves).
 # Reports go to the folder given (default gpu_check/); a short summary is printed last. Run it from the
 # repository root: bash scripts/gpu_check.sh [OUT_DIR]
 set -u
@@ -24,7 +25,8 @@ run test_cuda.txt "$py" -m pytest -q -p no:cacheprovider tests/test_cuda.py
 tail -1 "$out/test_cuda.txt"
 run engine_throughput_cuda.json "$py" benchmarks/engine_throughput.py --device cuda --no-plane-only \
     --step-kinds whole,split_graph --arenas 4096,65536,262144,1048576
-run train_throughput_cuda.json "$py" benchmarks/train_throughput.py --no-peer --threads none --iterations 2 --warp-cuda-arenas 4096,16384,65536
+run train_throughput_cuda.json "$py" benchmarks/train_throughput.py --no-peer --threads none --iterations 2 \
+    --warp-cuda-arenas 4096,16384,65536 --profile-learn "$out/learn_profile.txt"
 run overlap_cuda.json "$py" benchmarks/overlap.py --device cuda --arenas 256 --rounds 3
 "$py" - "$out" <<'PY'
 import json, sys
