@@ -12,6 +12,9 @@ ours   rocketrl.ppo.trainer.Trainer built from rocketrl.config.load_config(None,
        time, and the phase split is each stage's share of the summed stage seconds (outside_stages_share:
        the wall time outside them, e.g. GAE). With CUDA it also trains on the warp engine on the GPU
        (--warp-cuda-arenas), the env, network and update all on the device: rows cuda_warp_arenas_N.
+       `--cpu-engines rocketsim,warp` also runs each CPU configuration on the warp engine (rows ..._warp,
+       ratios ..._warp_vs_rocketsim); `--profile-learn FILE` trains the last configuration once more under
+       torch's profiler (row "profiled").
 peer   rlgym-learn's LearningCoordinator with rlgym-learn-algos' PPOAgentController and a RocketSim
        RLGym env (DefaultObs, RepeatAction(LookupTableAction(), 8), goal + touch reward, KickoffMutator,
        GoalCondition, NoTouchTimeout 30 s, Timeout 300 s), run in a subprocess with a time limit and
@@ -23,10 +26,10 @@ peer   rlgym-learn's LearningCoordinator with rlgym-learn-algos' PPOAgentControl
        skipped and the JSON says why.
 
 Prints one JSON object: machine, ours {label: {sps, phase_split, ...}}, peer {sps, ...} or {skipped},
-ratios {"ours_vs_peer": best of ours / peer} and the targets.
+ratios {"ours_vs_peer": best of our RocketSim rows / peer, ...} and the targets.
 
     python benchmarks/train_throughput.py [--quick] [--iterations N] [--threads 1,2] [--arenas 50,100]
-        [--amp off,bf16] [--rollout-threads 1,all]
+        [--amp off,bf16] [--rollout-threads 1,all] [--cpu-engines rocketsim,warp] [--profile-learn FILE]
         [--no-ours] [--no-cuda] [--no-rocketsim-cuda] [--warp-cuda-arenas 4096,16384] [--no-warp-cuda]
         [--no-peer] [--peer-timeout S] [--peer-sched idle|batch|normal]
 """
@@ -647,6 +650,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         default="1",
         help="speed.rollout_threads of our CPU runs, comma-separated; 'all': the run's torch thread count",
     )
+    parser.add_argument(
+        "--cpu-engines",
+        default="rocketsim",
+        help="engines of our CPU runs, comma-separated: rocketsim, warp (rows of warp end in _warp)",
+    )
     parser.add_argument("--no-cuda", action="store_true", help="skip our CUDA runs")
     parser.add_argument(
         "--warp-cuda-arenas",
@@ -698,20 +706,26 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ours: dict[str, Any] = {}
     amp_modes = [mode.strip() for mode in args.amp.split(",") if mode.strip()]
     rollout_counts = [item.strip() for item in args.rollout_threads.split(",") if item.strip()]
+    engines = [name.strip() for name in args.cpu_engines.split(",") if name.strip()]
+    unknown = set(engines) - {"rocketsim", "warp"}
+    if unknown:
+        parser.error(f"--cpu-engines: {sorted(unknown)} unknown; choose from rocketsim, warp")
     variants = [
-        (count, threads, amp, rollout)
+        (count, threads, amp, rollout, engine)
         for count in arena_counts
         for threads in thread_counts
         for amp in amp_modes
         for rollout in rollout_counts
+        for engine in engines
     ]
-    for count, threads, amp, rollout in [] if args.no_ours else variants:
+    for count, threads, amp, rollout, engine in [] if args.no_ours else variants:
         rollout_threads = threads if rollout == "all" else int(rollout)
         label = f"cpu_threads_{threads}" + ("" if amp == "off" else f"_{amp}")
         label += "" if rollout_threads == 1 else f"_rollout_threads_{rollout_threads}"
         label += "" if len(arena_counts) == 1 else f"_arenas_{count}"
+        label += "" if engine == "rocketsim" else f"_{engine}"
         ours[label] = run_ours_isolated(
-            count, rollout_steps_for(count), iterations, "cpu", threads, budget, amp, rollout_threads
+            count, rollout_steps_for(count), iterations, "cpu", threads, budget, amp, rollout_threads, engine
         )
     if not args.no_ours and not args.no_cuda and torch.cuda.is_available():
         if not args.no_rocketsim_cuda:
@@ -734,14 +748,22 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         peer: dict[str, Any] = {"skipped": "--no-peer"}
     else:
         peer = measure_peer(iterations, args.peer_timeout or 90.0 + 30.0 * (iterations + 1), args.peer_sched)
-    best_label, best = max(
-        ((label, entry["sps"]) for label, entry in ours.items() if entry.get("sps")),
+    best_label, best = max(  # the peer steps RocketSim: set against our RocketSim rows
+        (
+            (label, entry["sps"])
+            for label, entry in ours.items()
+            if entry.get("sps") and entry.get("engine") == "rocketsim" and label != "profiled"
+        ),
         key=lambda pair: pair[1],
         default=(None, None),
     )
     ratios: dict[str, float] = {}
     if best and peer.get("sps"):
         ratios["ours_vs_peer"] = round(best / peer["sps"], 3)
+    for label, entry in ours.items():  # the same CPU configuration on warp against RocketSim
+        twin = ours.get(label.removesuffix("_warp")) if label.endswith("_warp") else None
+        if twin and entry.get("sps") and twin.get("sps"):
+            ratios[f"{label}_vs_rocketsim"] = round(entry["sps"] / twin["sps"], 3)
     result = {
         "benchmark": "train_throughput",
         "quick": args.quick,
