@@ -52,6 +52,7 @@ and the run is recorded.
     python benchmarks/learn_vs_rule.py --measure report.json [--generalization-games 50] [--record PATH]
     python benchmarks/learn_vs_rule.py --evaluate CHECKPOINT --train-seconds S [--seed N] [--out report.json]
     python benchmarks/learn_vs_rule.py --table [--preset vs_rule]   (the recorded runs, for the README)
+    python benchmarks/learn_vs_rule.py --time-to 0.5,0.8 [--preset vs_rule]   (when in-training evaluations got there)
 
 `--evaluate` skips training and selection: the given checkpoint plays the final games (jittered and exact
 spawns) and the generalization games, and the run is recorded with the steps in the checkpoint and the
@@ -96,6 +97,48 @@ def read_curve(run_dir: Path, tags: tuple[str, ...]) -> dict[str, list[tuple[int
     acc.Reload()
     available = set(acc.Tags().get("scalars", []))
     return {tag: [(e.step, e.value) for e in acc.Scalars(tag)] for tag in tags if tag in available}
+
+
+def first_reaching(run_dir: Path, rate: float, tag: str = "league/win_rate_vs_rule") -> tuple[int, float] | None:
+    """(agent-steps, minutes since the run's first logged scalar) when its in-training evaluation first read at
+    least `rate` against RulePolicy (TensorBoard); None if it never did or the run's events are gone."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
+    acc.Reload()
+    tags = acc.Tags().get("scalars", [])
+    if tag not in tags:
+        return None
+    start = min(acc.Scalars(name)[0].wall_time for name in tags if acc.Scalars(name))
+    first = next((event for event in acc.Scalars(tag) if event.value >= rate), None)
+    return None if first is None else (first.step, (first.wall_time - start) / 60.0)
+
+
+def time_to_table(records: list[dict], preset: str, variant: str, team: str, rates: list[float]) -> str:
+    """For each recorded single run of `preset` (with `variant`) in `team` games, on every engine: when its
+    in-training evaluations (32 short games against RulePolicy, on the engine it trains on) first reached each
+    of `rates`, in agent-steps and minutes of training, from the run's TensorBoard events on this machine."""
+    runs = [
+        r
+        for r in records
+        if r.get("preset") == preset
+        and r.get("variant", "") == variant
+        and r.get("team_size", "1v1") == team
+        and not r.get("learners")
+    ]
+    header = "| engine | seed | training | final (jittered) | " + " | ".join(f"first at {100 * x:.0f}%" for x in rates)
+    lines = [header + " |", "|---|---|---|---|" + "---|" * len(rates)]
+    for r in sorted(runs, key=lambda r: (r.get("train_engine", "rocketsim"), r["seed"])):
+        run_dir = ROOT / Path(r["bot"]).parent.parent
+        cells = []
+        for rate in rates:
+            reached = first_reaching(run_dir, rate) if run_dir.is_dir() else None
+            cells.append("-" if reached is None else f"{reached[0] / 1e6:.0f}M, {reached[1]:.0f} min")
+        trained = f"{r['steps'] / 1e6:.1f}M in {r['train_wall_seconds'] / 60:.0f} min"
+        final = f"{100 * r['final']['win_rate']:.1f}%"
+        engine = r.get("train_engine", "rocketsim")
+        lines.append(f"| {engine} | {r['seed']} | {trained} | {final} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def preset_engine(preset: str) -> str:
@@ -371,6 +414,13 @@ def main() -> None:
         "default rocketsim) as a Markdown table",
     )
     parser.add_argument(
+        "--time-to",
+        default=None,
+        metavar="RATES",
+        help="print, for every recorded single run of --preset (any engine), when its in-training evaluations "
+        "first reached each of these win rates against RulePolicy, e.g. 0.5,0.7 (reads the runs' TensorBoard)",
+    )
+    parser.add_argument(
         "--compare",
         action="store_true",
         help="print one row per recorded setting (preset, variant, engine) at --team-size, best median first",
@@ -420,11 +470,14 @@ def main() -> None:
         if args.select_games < 1:
             parser.error("--learners: the bot is chosen among the learners by games; give --select-games >= 1")
         args.variant = " ".join(filter(None, [args.variant, f"best_of_{args.learners}"]))
-    if args.table or args.compare:
+    if args.table or args.compare or args.time_to:
         path = Path(args.record or RUNS_RECORD)
         records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
         team = "{}v{}".format(*args.team_size)
-        if args.compare:
+        if args.time_to:
+            rates = [float(x) for x in args.time_to.split(",")]
+            print(time_to_table(records, args.preset, args.variant, team, rates))
+        elif args.compare:
             print(comparison_table(records, team))
         else:
             print(runs_table(records, args.preset, args.variant, team, args.engine or preset_engine(args.preset)))
