@@ -272,3 +272,28 @@ def test_a_records_commit_is_marked_dirty_by_changed_code_and_not_by_the_reports
     assert git_commit(tmp_path) == head, "a run's own record marked the code dirty"
     (tmp_path / "train.py").write_text("STEPS = 2\n")
     assert git_commit(tmp_path) == head + "+dirty"
+
+
+def test_time_to_reads_when_the_in_training_evaluation_first_reached_a_rate(tmp_path) -> None:
+    from torch.utils.tensorboard import SummaryWriter
+
+    bench = load_benchmark()
+    run_dir = tmp_path / "runs" / "r1"
+    writer = SummaryWriter(str(run_dir))
+    start = 1_800_000_000.0
+    writer.add_scalar("charts/SPS", 5000.0, 0, walltime=start)
+    # (step, minutes, evaluation win rate): 0.4, then 0.55 at 4M steps / 6 min, 0.85 at 8M / 12 min
+    for step, minutes, rate in ((2_000_000, 3, 0.4), (4_000_000, 6, 0.55), (6_000_000, 9, 0.5), (8_000_000, 12, 0.85)):
+        writer.add_scalar("league/win_rate_vs_rule", rate, step, walltime=start + 60.0 * minutes)
+    writer.close()
+    assert bench.first_reaching(run_dir, 0.5) == (4_000_000, 6.0)
+    assert bench.first_reaching(run_dir, 0.8) == (8_000_000, 12.0)
+    assert bench.first_reaching(run_dir, 0.9) is None
+    record = {
+        "preset": "p", "seed": 3, "train_engine": "warp", "steps": 8_000_000, "train_wall_seconds": 720.0,
+        "final": figures(9, 0, 1), "bot": str(run_dir / "checkpoints" / "step_8000000.safetensors"),
+    }  # fmt: skip
+    gone = dict(record, seed=4, bot=str(tmp_path / "elsewhere" / "checkpoints" / "x.safetensors"))
+    table = bench.time_to_table([record, gone], "p", "", "1v1", [0.5, 0.8, 0.9])
+    assert "| warp | 3 | 8.0M in 12 min | 90.0% | 4M, 6 min | 8M, 12 min | - |" in table
+    assert "| warp | 4 | 8.0M in 12 min | 90.0% | - | - | - |" in table
