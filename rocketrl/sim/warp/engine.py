@@ -8,7 +8,8 @@ Warp's CPU backend runs a launch on one core, so on the CPU a step splits the ar
 (CHUNKS_PER_WORKER per worker) that `num_workers` Python threads take in turn, one launch per chunk (the
 compiled kernel runs without the GIL). Arenas cost unequal time (a car on a ramp or at a wall queries the
 collision meshes, one on the open floor does not), so one fixed range per thread left a thread idle while
-the other finished. On CUDA a step is one launch.
+the other finished. On CUDA a step is one launch. `split_step` runs the same step as phase kernels instead
+(phase_kernels.py), `cuda_graph` replays a step's launches as one CUDA graph.
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ class WarpEngine(Engine):
     block_dim: on CUDA, threads per block of the step's kernels (None: Warp's default, 256); each value
     builds its own copy of the kernels. Ignored on the CPU.
 
-    split_step: run each tick as phase kernels (kernels.py: the cars' starts and ends a thread per car, the ball
+    split_step: run each tick as phase kernels (phase_kernels.py: the cars' starts and ends a thread per car, the ball
     and the meetings and the arena's end a thread per arena) instead of one kernel that runs the whole step per
     arena; the state is the same bit for bit.
 
