@@ -99,19 +99,23 @@ def read_curve(run_dir: Path, tags: tuple[str, ...]) -> dict[str, list[tuple[int
     return {tag: [(e.step, e.value) for e in acc.Scalars(tag)] for tag in tags if tag in available}
 
 
-def first_reaching(run_dir: Path, rate: float, tag: str = "league/win_rate_vs_rule") -> tuple[int, float] | None:
-    """(agent-steps, minutes since the run's first logged scalar) when its in-training evaluation first read at
-    least `rate` against RulePolicy (TensorBoard); None if it never did or the run's events are gone."""
+def first_reaching(
+    run_dir: Path, rates: list[float], tag: str = "league/win_rate_vs_rule"
+) -> list[tuple[int, float] | None]:
+    """For each of `rates`: (agent-steps, minutes since the run's first logged scalar) when its in-training
+    evaluation first read at least that rate against RulePolicy (TensorBoard, read once); None where it never did or
+    the run's events are gone."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
     acc.Reload()
     tags = acc.Tags().get("scalars", [])
     if tag not in tags:
-        return None
+        return [None] * len(rates)
     start = min(acc.Scalars(name)[0].wall_time for name in tags if acc.Scalars(name))
-    first = next((event for event in acc.Scalars(tag) if event.value >= rate), None)
-    return None if first is None else (first.step, (first.wall_time - start) / 60.0)
+    events = acc.Scalars(tag)
+    firsts = [next((event for event in events if event.value >= rate), None) for rate in rates]
+    return [None if first is None else (first.step, (first.wall_time - start) / 60.0) for first in firsts]
 
 
 def time_to_table(records: list[dict], preset: str, variant: str, team: str, rates: list[float]) -> str:
@@ -130,10 +134,8 @@ def time_to_table(records: list[dict], preset: str, variant: str, team: str, rat
     lines = [header + " |", "|---|---|---|---|" + "---|" * len(rates)]
     for r in sorted(runs, key=lambda r: (r.get("train_engine", "rocketsim"), r["seed"])):
         run_dir = ROOT / Path(r["bot"]).parent.parent
-        cells = []
-        for rate in rates:
-            reached = first_reaching(run_dir, rate) if run_dir.is_dir() else None
-            cells.append("-" if reached is None else f"{reached[0] / 1e6:.0f}M, {reached[1]:.0f} min")
+        reached = first_reaching(run_dir, rates) if run_dir.is_dir() else [None] * len(rates)
+        cells = ["-" if first is None else f"{first[0] / 1e6:.0f}M, {first[1]:.0f} min" for first in reached]
         trained = f"{r['steps'] / 1e6:.1f}M in {r['train_wall_seconds'] / 60:.0f} min"
         final = f"{100 * r['final']['win_rate']:.1f}%"
         engine = r.get("train_engine", "rocketsim")

@@ -13,7 +13,7 @@ ours   rocketrl.ppo.trainer.Trainer built from rocketrl.config.load_config(None,
        the wall time outside them, e.g. GAE). With CUDA it also trains on the warp engine on the GPU
        (--warp-cuda-arenas), the env, network and update all on the device: rows cuda_warp_arenas_N.
        `--cpu-engines rocketsim,warp` also runs each CPU configuration on the warp engine (rows ..._warp,
-       ratios ..._warp_vs_rocketsim); `--profile-learn FILE` trains the last configuration once more under
+       ratios ..._warp_vs_rocketsim); `--profile-learn FILE` trains the last configuration that ran once more under
        torch's profiler (row "profiled").
 peer   rlgym-learn's LearningCoordinator with rlgym-learn-algos' PPOAgentController and a RocketSim
        RLGym env (DefaultObs, RepeatAction(LookupTableAction(), 8), goal + touch reward, KickoffMutator,
@@ -665,8 +665,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--profile-learn",
         metavar="FILE",
-        help="also train the last configuration once more (1 timed iteration) under torch's profiler and write "
-        "its tables of operations to FILE (row 'profiled', its rate slowed by the profiler)",
+        help="also train the last configuration that ran once more (1 timed iteration) under torch's profiler and "
+        "write its tables of operations to FILE (row 'profiled', its rate slowed by the profiler)",
     )
     parser.add_argument(
         "--no-rocketsim-cuda", action="store_true", help="skip the CUDA run on RocketSim arenas (row 'cuda')"
@@ -735,11 +735,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             ours[f"cuda_warp_arenas_{count}"] = run_ours_isolated(
                 count, steps, iterations, "cuda", None, budget, engine="warp"
             )
-    if args.profile_learn and ours:
-        last = json.loads(json.dumps(ours[list(ours)[-1]]))
-        steps = last["rollout_steps"]
+    last = next((entry for entry in reversed(ours.values()) if "rollout_steps" in entry), None)  # one that ran
+    if args.profile_learn and last is not None:
         ours["profiled"] = run_ours_isolated(
-            last["arenas"], steps, 1, last["device"].split(":")[0],
+            last["arenas"], last["rollout_steps"], 1, last["device"].split(":")[0],
             last["torch_threads"] if last["device"] == "cpu" else None, budget, last["amp"], last["rollout_threads"],
             last["engine"], profile_path=str(Path(args.profile_learn).resolve()),
         )  # fmt: skip

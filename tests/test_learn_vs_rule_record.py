@@ -286,9 +286,10 @@ def test_time_to_reads_when_the_in_training_evaluation_first_reached_a_rate(tmp_
     for step, minutes, rate in ((2_000_000, 3, 0.4), (4_000_000, 6, 0.55), (6_000_000, 9, 0.5), (8_000_000, 12, 0.85)):
         writer.add_scalar("league/win_rate_vs_rule", rate, step, walltime=start + 60.0 * minutes)
     writer.close()
-    assert bench.first_reaching(run_dir, 0.5) == (4_000_000, 6.0)
-    assert bench.first_reaching(run_dir, 0.8) == (8_000_000, 12.0)
-    assert bench.first_reaching(run_dir, 0.9) is None
+    at_half, at_eighty, at_ninety = bench.first_reaching(run_dir, [0.5, 0.8, 0.9])
+    assert at_half == (4_000_000, 6.0)
+    assert at_eighty == (8_000_000, 12.0)
+    assert at_ninety is None
     record = {
         "preset": "p", "seed": 3, "train_engine": "warp", "steps": 8_000_000, "train_wall_seconds": 720.0,
         "final": figures(9, 0, 1), "bot": str(run_dir / "checkpoints" / "step_8000000.safetensors"),

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+BENCHMARK = Path(__file__).resolve().parents[1] / "benchmarks" / "warp_cuda_kernels.py"
 MODULE = textwrap.dedent(
     """
     import warp as wp
@@ -34,13 +35,17 @@ MODULE = textwrap.dedent(
 )
 
 
+def load_reader():
+    """benchmarks/warp_cuda_kernels.py as a module."""
+    spec = importlib.util.spec_from_file_location("warp_cuda_kernels", BENCHMARK)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_registers_and_stack_frames_are_read_per_kernel_from_a_cuda_build(tmp_path: Path) -> None:
     wp = pytest.importorskip("warp")
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    try:
-        from warp_cuda_kernels import cubin_kernel_resources, kernel_name
-    finally:
-        sys.path.pop(0)
+    reader = load_reader()
     source = tmp_path / "rocketrl_cuda_probe_kernels.py"
     source.write_text(MODULE)
     spec = importlib.util.spec_from_file_location("rocketrl_cuda_probe_kernels", source)
@@ -55,8 +60,8 @@ def test_registers_and_stack_frames_are_read_per_kernel_from_a_cuda_build(tmp_pa
             pytest.skip(f"Warp cannot build CUDA code here: {error}")
     finally:
         del sys.modules[spec.name]
-    resources = cubin_kernel_resources(Path(paths[0]).read_bytes())
-    by_name = {kernel_name(symbol): values for symbol, values in resources.items()}
+    resources = reader.cubin_kernel_resources(Path(paths[0]).read_bytes())
+    by_name = {reader.kernel_name(symbol): values for symbol, values in resources.items()}
     assert set(by_name) == {"indexed_local_array", "no_local_array"}
     for values in by_name.values():
         assert 0 < values["registers_per_thread"] <= 255
@@ -66,10 +71,5 @@ def test_registers_and_stack_frames_are_read_per_kernel_from_a_cuda_build(tmp_pa
 
 
 def test_a_file_that_is_not_a_cubin_is_refused() -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    try:
-        from warp_cuda_kernels import cubin_kernel_resources
-    finally:
-        sys.path.pop(0)
     with pytest.raises(ValueError, match="not a 64-bit ELF"):
-        cubin_kernel_resources(b"PK\x03\x04 a zip file")
+        load_reader().cubin_kernel_resources(b"PK\x03\x04 a zip file")
