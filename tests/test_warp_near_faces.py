@@ -27,7 +27,7 @@ from rocketrl.sim.warp.wheel_rays import cast_wheel_ray  # noqa: E402
 COUNT = 2000
 
 
-@wp.kernel
+@wp.kernel(enable_backward=False)  # calls engine functions, which take the SimState by reference
 def rays_kernel(
     s: SimState,
     starts: wp.array(dtype=wp.vec3),
@@ -51,7 +51,7 @@ def rays_kernel(
         out[i, way, 5] = float(listed)
 
 
-@wp.kernel
+@wp.kernel(enable_backward=False)
 def box_kernel(s: SimState, out: wp.array3d(dtype=float)):
     """out[i, 0]: car 0 of arena i's mesh manifolds found by a BVH box query; out[i, 1]: by its near-face list
     (points flattened, then the per-manifold counts and the listed flag)."""

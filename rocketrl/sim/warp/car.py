@@ -87,7 +87,7 @@ from rocketrl.sim.warp.layout import (
     I_LAST_JUMP,
     I_WHEEL_CONTACTS,
     I_WORLD_CONTACT,
-    SimState,
+    SimStateRef,
 )
 from rocketrl.sim.warp.vehicle import (
     apply_wheel_impulses,
@@ -199,7 +199,7 @@ def dodge_impulse(forward_speed: float, fwd: wp.vec3, pitch: float, yaw: float, 
 
 @wp.func
 def auto_flip(
-    s: SimState,
+    s: SimStateRef,
     a: int,
     c: int,
     jump_pressed: bool,
@@ -241,7 +241,7 @@ def auto_flip(
 
 
 @wp.func(inline=True)  # one call site in the step kernel; inlined, SimState is not copied per car and tick
-def car_pre_tick(s: SimState, a: int, c: int):
+def car_pre_tick(s: SimStateRef, a: int, c: int):
     """Apply car c's controls for one tick: wheels or air control, jump, dodge, boost, gravity."""
     dt = TICK_TIME
     q = s.car_rot[a, c]

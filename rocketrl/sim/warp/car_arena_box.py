@@ -51,7 +51,7 @@ from rocketrl.sim.warp.layout import (
     P_DISTANCE,
     P_IMPULSE,
     P_LOCAL,
-    SimState,
+    SimStateRef,
 )
 from rocketrl.sim.warp.near_faces import box_axes, hitbox_centre
 from rocketrl.sim.warp.wheel_rays import plane_normal, plane_point
@@ -125,7 +125,7 @@ def box_radius(axes: wp.mat33, n: wp.vec3) -> float:
 
 
 @wp.func
-def box_may_touch(s: SimState, centre: wp.vec3, axes: wp.mat33) -> bool:
+def box_may_touch(s: SimStateRef, centre: wp.vec3, axes: wp.mat33) -> bool:
     """False when find_box_contacts cannot find a point: every one of its own gates fails, the four plane
     tests (no plane within CONTACT_REACH of the hitbox) and the mesh's reach-grid test at the centre."""
     for plane in range(4):
@@ -137,7 +137,7 @@ def box_may_touch(s: SimState, centre: wp.vec3, axes: wp.mat33) -> bool:
 
 @wp.func(inline=True)  # one call site; inlined, its caller's SimState is not copied again per call
 def find_box_contacts(
-    s: SimState, a: int, c: int, pos: wp.vec3, q: wp.quat, centre: wp.vec3, axes: wp.mat33
+    s: SimStateRef, a: int, c: int, pos: wp.vec3, q: wp.quat, centre: wp.vec3, axes: wp.mat33
 ) -> BoxContacts:
     """Car c's hitbox contact points this tick with the arena planes (one each at most) and the meshes, for the car
     at pos (uu), orientation q, hitbox centre `centre` and box_axes `axes`. The mesh points are made first, then
@@ -190,7 +190,7 @@ def tangent_of(n: wp.vec3, slip: wp.vec3) -> wp.vec3:
 
 
 @wp.func(inline=True)  # small, called once per car and tick: no SimState copy for a car far from the arena
-def car_arena_box_contact(s: SimState, a: int, c: int):
+def car_arena_box_contact(s: SimStateRef, a: int, c: int):
     """Car c's hitbox against the arena for one tick: contacts, impulses and push-out (module docstring);
     records I_WORLD_CONTACT and the last point's normal for auto-flip and auto-roll (RocketSim's
     world contact)."""
@@ -207,7 +207,7 @@ def car_arena_box_contact(s: SimState, a: int, c: int):
 
 
 @wp.func(inline=False)  # large: kept out of the step kernel, which calls it only for a car near the arena
-def resolve_box_contacts(s: SimState, a: int, c: int, pos: wp.vec3, q: wp.quat, centre: wp.vec3, axes: wp.mat33):
+def resolve_box_contacts(s: SimStateRef, a: int, c: int, pos: wp.vec3, q: wp.quat, centre: wp.vec3, axes: wp.mat33):
     """car_arena_box_contact's work for a car whose hitbox may touch the arena (box_may_touch)."""
     box = find_box_contacts(s, a, c, pos, q, centre, axes)
     s.car_i[a, c, I_WORLD_CONTACT] = int(box.count > 0)

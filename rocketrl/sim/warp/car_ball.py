@@ -38,7 +38,7 @@ from rocketrl.sim.warp.constants import (
     TICK_TIME,
     extra_impulse_factor,
 )
-from rocketrl.sim.warp.layout import E_TOUCHED, F_FORCE_DV, F_TORQUE_DW, I_DEMOED, I_LAST_HIT_TICK, SimState
+from rocketrl.sim.warp.layout import E_TOUCHED, F_FORCE_DV, F_TORQUE_DW, I_DEMOED, I_LAST_HIT_TICK, SimStateRef
 from rocketrl.sim.warp.near_faces import hitbox_centre
 
 BALL_REACH = wp.constant(60.2535 + 43.3497 + 19.32955 + 91.25 + 2.0334)
@@ -110,7 +110,7 @@ class BallContacts:
 
 
 @wp.func
-def car_ball_point(s: SimState, a: int, c: int, tick: int, contacts: BallContacts) -> BallContacts:
+def car_ball_point(s: SimStateRef, a: int, c: int, tick: int, contacts: BallContacts) -> BallContacts:
     """contacts with car c's point against the ball added if the car reaches it (module docstring), after
     RocketSim's callback for it (the touch and the extra hit)."""
     q = s.car_rot[a, c]
@@ -127,7 +127,7 @@ def car_ball_point(s: SimState, a: int, c: int, tick: int, contacts: BallContact
 
 @wp.func(inline=False)  # large: kept out of the step kernel, which calls it only for a car at the ball
 def ball_point_setup(
-    s: SimState,
+    s: SimStateRef,
     a: int,
     c: int,
     tick: int,
@@ -198,7 +198,7 @@ def ball_point_setup(
 
 
 @wp.func(inline=False)  # large: kept out of the step kernel, which calls it only when a car is at the ball
-def solve_ball_contacts(s: SimState, a: int, bc: BallContacts):
+def solve_ball_contacts(s: SimStateRef, a: int, bc: BallContacts):
     """The car-ball points of an arena solved together, as Bullet solves the bodies of one island: each sweep
     every point's normal (and penetration) row, then every point's friction row (a single point: the order the
     pair alone had)."""
@@ -274,7 +274,7 @@ def solve_ball_contacts(s: SimState, a: int, bc: BallContacts):
 
 
 @wp.func
-def car_ball_contacts(s: SimState, a: int, num_cars: int, tick: int):
+def car_ball_contacts(s: SimStateRef, a: int, num_cars: int, tick: int):
     """Every car against the ball for one tick (module docstring): each car's point, from the last car to the
     first, then all solved together in that order. The order is RocketSim's, measured: a head-on 50/50 replays
     RocketSim's within 3.5 uu (cars) and 0.13 uu (ball) at 1 s so, and parts by 69-71 and 12 uu in car order

@@ -28,7 +28,7 @@ from rocketrl.sim.warp.layout import (
     I_DEMOED,
     I_GROUND,
     I_SUPERSONIC,
-    SimState,
+    SimStateRef,
 )
 
 PAIR_REACH = wp.constant(160.0)
@@ -37,7 +37,7 @@ margin."""
 
 
 @wp.func
-def demolish(s: SimState, a: int, victim: int, attacker: int):
+def demolish(s: SimStateRef, a: int, victim: int, attacker: int):
     if s.car_i[a, victim, I_DEMOED] != 0:
         return
     s.car_i[a, victim, I_DEMOED] = 1
@@ -47,13 +47,13 @@ def demolish(s: SimState, a: int, victim: int, attacker: int):
 
 
 @wp.func
-def force_dv(s: SimState, a: int, c: int) -> wp.vec3:
+def force_dv(s: SimStateRef, a: int, c: int) -> wp.vec3:
     """The velocity car c's forces added this tick (car_pre_tick's F_FORCE_DV)."""
     return wp.vec3(s.car_f[a, c, F_FORCE_DV], s.car_f[a, c, F_FORCE_DV + 1], s.car_f[a, c, F_FORCE_DV + 2])
 
 
 @wp.func
-def bump(s: SimState, a: int, i: int, j: int, contact: wp.vec3):
+def bump(s: SimStateRef, a: int, i: int, j: int, contact: wp.vec3):
     """Car i hitting car j at `contact` (a point on car i, world uu): RocketSim's
     _BtCallback_OnCarCarCollision, one direction."""
     if s.car_i[a, i, I_DEMOED] != 0 or s.car_i[a, j, I_DEMOED] != 0:
@@ -93,7 +93,7 @@ def bump(s: SimState, a: int, i: int, j: int, contact: wp.vec3):
 
 
 @wp.func
-def car_car_contact(s: SimState, a: int, i: int, j: int):
+def car_car_contact(s: SimStateRef, a: int, i: int, j: int):
     """Cars i and j: their hitboxes' contact points (Bullet's box-box detector), RocketSim's bump and
     demolition rules run at each point in turn (its contact callback), then Bullet's impulses between the
     two (rocketrl.sim.warp.car_car_box)."""

@@ -54,7 +54,7 @@ from rocketrl.sim.warp.layout import (
     M_NORMAL,
     M_ON_MESH,
     MANIFOLD_POINTS,
-    SimState,
+    SimStateRef,
 )
 from rocketrl.sim.warp.near_faces import face_meets, hitbox_extent, listed_for
 
@@ -64,14 +64,14 @@ CarFaces = wp.types.vector(length=24, dtype=wp.int32)
 
 
 @wp.func
-def mesh_vec(s: SimState, a: int, c: int, row: int, col: int) -> wp.vec3:
+def mesh_vec(s: SimStateRef, a: int, c: int, row: int, col: int) -> wp.vec3:
     return wp.vec3(
         s.car_mesh_points[a, c, row, col], s.car_mesh_points[a, c, row, col + 1], s.car_mesh_points[a, c, row, col + 2]
     )
 
 
 @wp.func
-def set_mesh_vec(s: SimState, a: int, c: int, row: int, col: int, v: wp.vec3):
+def set_mesh_vec(s: SimStateRef, a: int, c: int, row: int, col: int, v: wp.vec3):
     s.car_mesh_points[a, c, row, col] = v[0]
     s.car_mesh_points[a, c, row, col + 1] = v[1]
     s.car_mesh_points[a, c, row, col + 2] = v[2]
@@ -268,7 +268,7 @@ def core_overlap(t0: wp.vec3, t1: wp.vec3, t2: wp.vec3, stop: float):
 
 
 @wp.func
-def set_contact_normal(s: SimState, a: int, c: int, n: wp.vec3):
+def set_contact_normal(s: SimStateRef, a: int, c: int, n: wp.vec3):
     """Record n as the car's latest arena contact normal (F_CONTACT_N*), as RocketSim's contact callback records
     each point's normal in turn; the last one made in a tick steers the next tick's auto-roll and auto-flip."""
     s.car_f[a, c, F_CONTACT_NX] = n[0]
@@ -277,7 +277,7 @@ def set_contact_normal(s: SimState, a: int, c: int, n: wp.vec3):
 
 
 @wp.func
-def manifold_of(s: SimState, a: int, c: int, part: int) -> int:
+def manifold_of(s: SimStateRef, a: int, c: int, part: int) -> int:
     """The car's manifold slot for mesh file `part`, taking a free one if it has none (-1 if all are used)."""
     free = int(-1)  # noqa: UP018 (a variable for Warp)
     for m in range(CAR_MESH_MANIFOLDS):
@@ -293,7 +293,7 @@ def manifold_of(s: SimState, a: int, c: int, part: int) -> int:
 
 @wp.func(inline=True)  # one call site, once per triangle in reach: inlined, SimState is not copied per triangle
 def add_mesh_point(
-    s: SimState, a: int, c: int, face: int, pos: wp.vec3, q: wp.quat, centre: wp.vec3, axes: wp.mat33, reach: float
+    s: SimStateRef, a: int, c: int, face: int, pos: wp.vec3, q: wp.quat, centre: wp.vec3, axes: wp.mat33, reach: float
 ):
     """The hitbox's one point against mesh triangle `face` this tick (module docstring), added to the car's
     manifold with the triangle's file when within `reach`."""
@@ -378,7 +378,7 @@ def add_mesh_point(
 
 @wp.func
 def update_mesh_manifolds(
-    s: SimState, a: int, c: int, pos: wp.vec3, q: wp.quat, centre: wp.vec3, axes: wp.mat33, reach: float
+    s: SimStateRef, a: int, c: int, pos: wp.vec3, q: wp.quat, centre: wp.vec3, axes: wp.mat33, reach: float
 ):
     """This tick's mesh points of the car (hitbox centred at `centre`, rows of `axes` its axes), in fresh manifolds,
     added in Bullet's order (by mesh file, then the file's BVH order). Bullet refreshes each manifold after its
@@ -428,7 +428,7 @@ def update_mesh_manifolds(
 
 
 @wp.func
-def clear_mesh_manifolds(s: SimState, a: int, c: int):
+def clear_mesh_manifolds(s: SimStateRef, a: int, c: int):
     """Forget the car's mesh contacts (before this tick's, or when it is far from every mesh)."""
     for m in range(CAR_MESH_MANIFOLDS):
         s.car_mesh_part[a, c, m] = -1

@@ -17,12 +17,12 @@ from __future__ import annotations
 import warp as wp
 
 from rocketrl.sim.warp.constants import HITBOX_COLLIDED
-from rocketrl.sim.warp.layout import P_DISTANCE, P_IMPULSE, P_LOCAL, P_ON_PLANE, SimState
+from rocketrl.sim.warp.layout import P_DISTANCE, P_IMPULSE, P_LOCAL, P_ON_PLANE, SimStateRef
 from rocketrl.sim.warp.wheel_rays import plane_normal, plane_point
 
 
 @wp.func
-def point_vec(s: SimState, a: int, c: int, row: int, col: int) -> wp.vec3:
+def point_vec(s: SimStateRef, a: int, c: int, row: int, col: int) -> wp.vec3:
     return wp.vec3(
         s.car_plane_points[a, c, row, col],
         s.car_plane_points[a, c, row, col + 1],
@@ -31,7 +31,7 @@ def point_vec(s: SimState, a: int, c: int, row: int, col: int) -> wp.vec3:
 
 
 @wp.func
-def set_point_vec(s: SimState, a: int, c: int, row: int, col: int, v: wp.vec3):
+def set_point_vec(s: SimStateRef, a: int, c: int, row: int, col: int, v: wp.vec3):
     s.car_plane_points[a, c, row, col] = v[0]
     s.car_plane_points[a, c, row, col + 1] = v[1]
     s.car_plane_points[a, c, row, col + 2] = v[2]
@@ -39,7 +39,7 @@ def set_point_vec(s: SimState, a: int, c: int, row: int, col: int, v: wp.vec3):
 
 @wp.func
 def add_plane_point(
-    s: SimState, a: int, c: int, plane: int, pos: wp.vec3, q: wp.quat, centre: wp.vec3, reach: float
+    s: SimStateRef, a: int, c: int, plane: int, pos: wp.vec3, q: wp.quat, centre: wp.vec3, reach: float
 ) -> int:
     """This tick's point of the car's hitbox (centred at `centre`) on `plane`: its vertex deepest along the
     plane's normal, kept when within `reach`. Returns its row (the plane), -1 for none."""
@@ -65,7 +65,7 @@ def add_plane_point(
 
 
 @wp.func
-def clear_planes(s: SimState, a: int, c: int):
+def clear_planes(s: SimStateRef, a: int, c: int):
     """Forget the car's plane contacts (before this tick's, or when it is far from every plane)."""
     for plane in range(4):
         s.car_plane_count[a, c, plane] = 0

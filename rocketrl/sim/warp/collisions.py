@@ -29,7 +29,7 @@ from rocketrl.sim.warp.layout import (
     C_NORMAL,
     C_OFFSET,
     MANIFOLD_POINTS,
-    SimState,
+    SimStateRef,
 )
 
 BALL_INV_INERTIA = wp.constant(1.0 / (0.4 * 30.0 * 91.25 * 91.25))
@@ -100,7 +100,7 @@ def nearest_on_segment(p: wp.vec3, a: wp.vec3, b: wp.vec3) -> wp.vec3:
 
 
 @wp.func
-def mesh_contact(s: SimState, p: wp.vec3, face: int):
+def mesh_contact(s: SimStateRef, p: wp.vec3, face: int):
     """Distance (uu) from p to mesh triangle `face`, the contact normal (unit, towards p) and the direction
     from the triangle's closest point to p (unit).
 
@@ -128,7 +128,7 @@ def mesh_contact(s: SimState, p: wp.vec3, face: int):
 
 @wp.func
 def edge_adjusted_normal(
-    s: SimState, face: int, v0: wp.vec3, v1: wp.vec3, v2: wp.vec3, q: wp.vec3, raw: wp.vec3, nt: wp.vec3
+    s: SimStateRef, face: int, v0: wp.vec3, v1: wp.vec3, v2: wp.vec3, q: wp.vec3, raw: wp.vec3, nt: wp.vec3
 ) -> wp.vec3:
     """Bullet's btAdjustInternalEdgeContacts for a contact on mesh triangle `face` (vertices v0 v1 v2, unit
     normal nt) at the point q on the triangle with normal `raw` (unit, towards the other body): the normal as
@@ -189,7 +189,7 @@ def triangle_edge(v0: wp.vec3, v1: wp.vec3, v2: wp.vec3, k: int):
 
 
 @wp.func
-def face_in_reach(s: SimState, p: wp.vec3, face: int) -> bool:
+def face_in_reach(s: SimStateRef, p: wp.vec3, face: int) -> bool:
     """Whether mesh triangle `face` lies within the ball's contact threshold of centre p."""
     mesh = s.arena_mesh
     q, region = closest_on_triangle(
@@ -226,19 +226,19 @@ def plane_normal(k: int) -> wp.vec3:
 
 
 @wp.func
-def contact_vec(s: SimState, a: int, row: int, col: int) -> wp.vec3:
+def contact_vec(s: SimStateRef, a: int, row: int, col: int) -> wp.vec3:
     return wp.vec3(s.ball_contacts[a, row, col], s.ball_contacts[a, row, col + 1], s.ball_contacts[a, row, col + 2])
 
 
 @wp.func
-def set_contact_vec(s: SimState, a: int, row: int, col: int, v: wp.vec3):
+def set_contact_vec(s: SimStateRef, a: int, row: int, col: int, v: wp.vec3):
     s.ball_contacts[a, row, col] = v[0]
     s.ball_contacts[a, row, col + 1] = v[1]
     s.ball_contacts[a, row, col + 2] = v[2]
 
 
 @wp.func
-def manifold_slot(s: SimState, a: int, obj: int) -> int:
+def manifold_slot(s: SimStateRef, a: int, obj: int) -> int:
     """The ball's manifold slot for arena object `obj`, taking a free one if it has none (-1 if all are used)."""
     found = int(-1)  # noqa: UP018 (a variable for Warp, not a constant)
     free = int(-1)  # noqa: UP018 (a variable for Warp, not a constant)
@@ -256,7 +256,7 @@ def manifold_slot(s: SimState, a: int, obj: int) -> int:
 
 
 @wp.func
-def replaced_point(s: SimState, a: int, m: int, offset: wp.vec3, distance: float) -> int:
+def replaced_point(s: SimStateRef, a: int, m: int, offset: wp.vec3, distance: float) -> int:
     """Which of a full manifold's four points a new one replaces, as Bullet's sortCachedPoints: never the
     deepest, else the one whose replacement leaves the widest spread of points on the ball."""
     base = m * MANIFOLD_POINTS
@@ -294,7 +294,7 @@ def widest_spread_slot(new: wp.vec3, p0: wp.vec3, p1: wp.vec3, p2: wp.vec3, p3: 
 
 
 @wp.func
-def add_ball_contact(s: SimState, a: int, obj: int, offset: wp.vec3, normal: wp.vec3, gap: float):
+def add_ball_contact(s: SimStateRef, a: int, obj: int, offset: wp.vec3, normal: wp.vec3, gap: float):
     """Add a contact point to this tick's manifold of the ball with arena object `obj` (Bullet's
     addManifoldPoint; a full manifold replaces one of its points, see replaced_point). offset: the point on
     the ball relative to its centre (uu); normal: unit, from the arena; gap: signed distance (uu)."""
@@ -314,7 +314,7 @@ def add_ball_contact(s: SimState, a: int, obj: int, offset: wp.vec3, normal: wp.
 
 
 @wp.func(inline=True)  # small, called once per tick: no SimState copy for a ball far from the arena
-def ball_arena_contact(s: SimState, a: int):
+def ball_arena_contact(s: SimStateRef, a: int):
     """Bounce the ball off the arena as RocketSim does, step for step.
 
     Contacts: each arena object (the floor, ceiling and side-wall planes, and each collision-mesh file) has
@@ -343,7 +343,7 @@ def ball_arena_contact(s: SimState, a: int):
 
 
 @wp.func(inline=False)  # large: kept out of the step kernel, which calls it only for a ball near the arena
-def ball_arena_contact_near(s: SimState, a: int, p: wp.vec3):
+def ball_arena_contact_near(s: SimStateRef, a: int, p: wp.vec3):
     """ball_arena_contact's contact points and response for a ball at p (uu) near a plane or the meshes."""
     for plane in range(4):
         gap = plane_gap(p, plane) - BALL_RADIUS
@@ -357,7 +357,7 @@ def ball_arena_contact_near(s: SimState, a: int, p: wp.vec3):
 
 
 @wp.func
-def mesh_in_reach(s: SimState, p: wp.vec3) -> bool:
+def mesh_in_reach(s: SimStateRef, p: wp.vec3) -> bool:
     """False when no mesh triangle can lie within the ball's contact reach of centre p (arena_reach_grid)."""
     cell = (p - s.arena_grid_origin) / REACH_GRID_CELL
     i = int(wp.floor(cell[0]))
@@ -370,7 +370,7 @@ def mesh_in_reach(s: SimState, p: wp.vec3) -> bool:
 
 
 @wp.func
-def add_mesh_contacts(s: SimState, a: int, p: wp.vec3):
+def add_mesh_contacts(s: SimStateRef, a: int, p: wp.vec3):
     """Add the ball's contact points with the collision meshes (centre p) to this tick's manifolds."""
     mesh = s.arena_mesh
     # The triangles in reach, in the order Bullet visits them (by file, then BVH rank): a full manifold
@@ -413,7 +413,7 @@ def plane_space(n: wp.vec3) -> wp.vec3:
 
 
 @wp.func
-def resolve_ball_contacts(s: SimState, a: int):
+def resolve_ball_contacts(s: SimStateRef, a: int):
     """Apply this tick's ball-arena manifolds to the ball: the averaged contact, then the push-out."""
     n_sum = wp.vec3(0.0)
     count = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
@@ -475,7 +475,7 @@ def resolve_ball_contacts(s: SimState, a: int):
 
 
 @wp.func(inline=True)  # one call site: inlined, SimState is not copied again for a ball at the arena
-def push_ball_out(s: SimState, a: int):
+def push_ball_out(s: SimStateRef, a: int):
     """Bullet's split-impulse position correction for the ball's penetrating contact points: sequential
     push impulses (SOLVER_ITERATIONS sweeps, each point pushing out, never pulling in) until every point
     has recovered PUSH_OUT_FRACTION of its penetration along its normal; the ball's centre moves by the

@@ -15,7 +15,7 @@ from __future__ import annotations
 import warp as wp
 
 from rocketrl.sim.warp.constants import HITBOX_COLLIDED, HITBOX_OFFSET
-from rocketrl.sim.warp.layout import SimState
+from rocketrl.sim.warp.layout import SimStateRef
 
 MAX_NEAR_FACES = wp.constant(64)
 """Triangles a car's list holds; a region with more is not listed (its rays and box query the BVH)."""
@@ -52,7 +52,7 @@ def hitbox_extent(axes: wp.mat33) -> wp.vec3:
 
 
 @wp.func
-def face_meets(s: SimState, face: int, lo: wp.vec3, hi: wp.vec3) -> bool:
+def face_meets(s: SimStateRef, face: int, lo: wp.vec3, hi: wp.vec3) -> bool:
     """Whether mesh triangle `face`'s bounds meet the box lo..hi: the test a BVH box query makes on each
     triangle (bounds from the vertices' min and max, held in arena_face_lower/upper; touching counts)."""
     f_lo = s.arena_face_lower[face]
@@ -63,7 +63,7 @@ def face_meets(s: SimState, face: int, lo: wp.vec3, hi: wp.vec3) -> bool:
 
 
 @wp.func
-def listed_for(s: SimState, a: int, c: int, lo: wp.vec3, hi: wp.vec3) -> bool:
+def listed_for(s: SimStateRef, a: int, c: int, lo: wp.vec3, hi: wp.vec3) -> bool:
     """Whether car c's list holds every triangle whose bounds meet the box lo..hi (the box lies inside its
     listed region)."""
     if s.car_near_count[a, c] < 0:
@@ -77,7 +77,7 @@ def listed_for(s: SimState, a: int, c: int, lo: wp.vec3, hi: wp.vec3) -> bool:
 
 
 @wp.func
-def list_near_faces(s: SimState, a: int, c: int, lo: wp.vec3, hi: wp.vec3) -> bool:
+def list_near_faces(s: SimStateRef, a: int, c: int, lo: wp.vec3, hi: wp.vec3) -> bool:
     """Unless car c's list already covers lo..hi: list the triangles whose bounds meet lo..hi grown by
     NEAR_MARGIN (one BVH query). False when they are too many to list (the list is then marked empty)."""
     if listed_for(s, a, c, lo, hi):

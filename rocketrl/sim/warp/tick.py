@@ -50,7 +50,7 @@ from rocketrl.sim.warp.layout import (
     NUM_CAR_EVENTS,
     NUM_CAR_F,
     NUM_CAR_I,
-    SimState,
+    SimStateRef,
 )
 
 PAD_GRID_CELL = wp.constant(layout.PAD_GRID_CELL)
@@ -76,7 +76,7 @@ def integrate_rotation(q: wp.quat, w: wp.vec3) -> wp.quat:
 
 
 @wp.func
-def respawn(s: SimState, a: int, c: int, tick: int):
+def respawn(s: SimStateRef, a: int, c: int, tick: int):
     """Put a demolished car back at one of the four respawn spots of its team, with 33.3 boost."""
     k = (tick + c) % 4
     sign = 1.0
@@ -100,7 +100,7 @@ def respawn(s: SimState, a: int, c: int, tick: int):
 
 
 @wp.func
-def car_post_tick(s: SimState, a: int, c: int):
+def car_post_tick(s: SimStateRef, a: int, c: int):
     """Integrate car c's position and orientation, add bump velocity, limit speeds, supersonic state."""
     s.car_pos[a, c] = s.car_pos[a, c] + s.car_vel[a, c] * TICK_TIME
     s.car_rot[a, c] = integrate_rotation(s.car_rot[a, c], s.car_ang[a, c])
@@ -126,7 +126,7 @@ def car_post_tick(s: SimState, a: int, c: int):
 
 
 @wp.func
-def pad_under(s: SimState, p: wp.vec3) -> int:
+def pad_under(s: SimStateRef, p: wp.vec3) -> int:
     """The only boost pad whose pickup circle may contain position p (from SimState.pad_grid), or -1."""
     i = int(wp.floor((p[0] - s.pad_grid_origin[0]) / PAD_GRID_CELL))
     j = int(wp.floor((p[1] - s.pad_grid_origin[1]) / PAD_GRID_CELL))
@@ -136,7 +136,7 @@ def pad_under(s: SimState, p: wp.vec3) -> int:
 
 
 @wp.func
-def update_pads(s: SimState, a: int, num_cars: int, num_pads: int):
+def update_pads(s: SimStateRef, a: int, num_cars: int, num_pads: int):
     """Count inactive pads down, then let each car (in order) pick up an active pad under it (cylinder
     test; the pad grid names the one pad a car can be over)."""
     for k in range(num_pads):
@@ -175,7 +175,7 @@ def update_pads(s: SimState, a: int, num_cars: int, num_pads: int):
 # The phase functions below have one call site in step_kernel and one in their phase kernel: inlined, the
 # step kernel is the code it was before the phases were named, and no SimState is copied per call.
 @wp.func(inline=True)
-def begin_step(s: SimState, a: int, num_cars: int):
+def begin_step(s: SimStateRef, a: int, num_cars: int):
     """Clear arena a's events of the step."""
     s.ev_goal[a] = -1
     for c in range(num_cars):
@@ -184,7 +184,7 @@ def begin_step(s: SimState, a: int, num_cars: int):
 
 
 @wp.func(inline=True)
-def car_tick_start(s: SimState, a: int, c: int, tick: int):
+def car_tick_start(s: SimStateRef, a: int, c: int, tick: int):
     """Car c's start of a tick: a demolished car's timer (and respawn), else its own forces (car_pre_tick)."""
     if s.car_i[a, c, I_DEMOED] != 0:
         timer = s.car_f[a, c, F_DEMO_TIMER] - TICK_TIME
@@ -196,7 +196,7 @@ def car_tick_start(s: SimState, a: int, c: int, tick: int):
 
 
 @wp.func(inline=True)
-def ball_and_meetings(s: SimState, a: int, num_cars: int, tick: int):
+def ball_and_meetings(s: SimStateRef, a: int, num_cars: int, tick: int):
     """The ball's gravity and drag and its arena contact, then the car-ball and car-car contacts of arena a."""
     decay = wp.pow(1.0 - BALL_DRAG, TICK_TIME)
     s.ball_vel[a] = s.ball_vel[a] * decay + wp.vec3(0.0, 0.0, GRAVITY_Z * TICK_TIME)
@@ -211,7 +211,7 @@ def ball_and_meetings(s: SimState, a: int, num_cars: int, tick: int):
 
 
 @wp.func(inline=True)
-def car_tick_end(s: SimState, a: int, c: int):
+def car_tick_end(s: SimStateRef, a: int, c: int):
     """Car c's body against the arena, then its integration (nothing for a demolished car)."""
     if s.car_i[a, c, I_DEMOED] == 0:
         car_arena_box_contact(s, a, c)
@@ -219,7 +219,7 @@ def car_tick_end(s: SimState, a: int, c: int):
 
 
 @wp.func(inline=True)
-def end_tick(s: SimState, a: int, num_cars: int, num_pads: int, tick: int):
+def end_tick(s: SimStateRef, a: int, num_cars: int, num_pads: int, tick: int):
     """Arena a's end of a tick: the ball's integration and limits, boost pads, goals, the tick count."""
     s.ball_pos[a] = s.ball_pos[a] + s.ball_vel[a] * TICK_TIME
     bv = limit(s.ball_vel[a] + s.ball_cache[a], BALL_MAX_SPEED)
@@ -239,7 +239,7 @@ def end_tick(s: SimState, a: int, num_cars: int, num_pads: int, tick: int):
 
 
 @wp.func(inline=True)
-def end_step_car(s: SimState, a: int, c: int):
+def end_step_car(s: SimStateRef, a: int, c: int):
     """Car c's forward and up vectors, read by the env layer."""
     q = s.car_rot[a, c]
     s.car_fwd[a, c] = wp.quat_rotate(q, wp.vec3(1.0, 0.0, 0.0))

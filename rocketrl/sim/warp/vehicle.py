@@ -57,7 +57,7 @@ from rocketrl.sim.warp.layout import (
     F_LONG_FRICTION,
     F_PUSHBACK,
     F_STEER_ANGLE,
-    SimState,
+    SimStateRef,
 )
 from rocketrl.sim.warp.wheel_rays import WheelHits, suspension_rest, wheel_radius
 
@@ -87,7 +87,7 @@ def apply_impulse(vel: wp.vec3, ang: wp.vec3, q: wp.quat, impulse: wp.vec3, offs
 
 @wp.func
 def friction_impulse(
-    s: SimState,
+    s: SimStateRef,
     a: int,
     c: int,
     k: int,
@@ -130,7 +130,7 @@ def friction_impulse(
 
 @wp.func
 def suspension_impulse(
-    s: SimState,
+    s: SimStateRef,
     a: int,
     c: int,
     k: int,
@@ -192,7 +192,7 @@ def suspension_impulse(
 
 @wp.func
 def apply_wheel_impulses(
-    s: SimState,
+    s: SimStateRef,
     a: int,
     c: int,
     hits: WheelHits,
@@ -223,7 +223,7 @@ def apply_wheel_impulses(
 
 @wp.func
 def friction_impulses(
-    s: SimState,
+    s: SimStateRef,
     a: int,
     c: int,
     hits: WheelHits,
@@ -267,7 +267,7 @@ def handbrake_long_friction_curve(slip: float) -> float:
 
 @wp.func
 def update_wheels(
-    s: SimState,
+    s: SimStateRef,
     a: int,
     c: int,
     hits: WheelHits,

@@ -29,7 +29,7 @@ from rocketrl.sim.warp.constants import (
     MAX_SUSPENSION_TRAVEL,
     SUSPENSION_SUBTRACTION,
 )
-from rocketrl.sim.warp.layout import SimState
+from rocketrl.sim.warp.layout import SimStateRef
 from rocketrl.sim.warp.near_faces import box_axes, face_meets, hitbox_centre, hitbox_extent, list_near_faces
 
 WheelRows = wp.types.matrix(shape=(4, 3), dtype=wp.float32)
@@ -145,7 +145,7 @@ def plane_hit(start: wp.vec3, end: wp.vec3):
 
 
 @wp.func
-def mesh_hit_normal(s: SimState, face: int, start: wp.vec3) -> wp.vec3:
+def mesh_hit_normal(s: SimStateRef, face: int, start: wp.vec3) -> wp.vec3:
     """Unit normal of mesh triangle `face`, turned towards `start` (btTriangleRaycastCallback)."""
     mesh = s.arena_mesh
     v0 = wp.mesh_get_point(mesh, face * 3)
@@ -158,7 +158,7 @@ def mesh_hit_normal(s: SimState, face: int, start: wp.vec3) -> wp.vec3:
 
 
 @wp.func
-def cast_wheel_ray(s: SimState, a: int, c: int, start: wp.vec3, end: wp.vec3, in_reach: bool, listed: bool):
+def cast_wheel_ray(s: SimStateRef, a: int, c: int, start: wp.vec3, end: wp.vec3, in_reach: bool, listed: bool):
     """Closest arena hit of the segment start -> end: (hit 0/1, fraction of the segment in [0, 1], unit
     normal towards start). The planes are tested first and a later surface must be strictly closer, as in
     Bullet's closest-hit callback. The meshes are tested only `in_reach`: when `listed`, against the triangles
@@ -209,7 +209,7 @@ def cast_wheel_ray(s: SimState, a: int, c: int, start: wp.vec3, end: wp.vec3, in
 
 
 @wp.func
-def cast_ray(s: SimState, start: wp.vec3, end: wp.vec3):
+def cast_ray(s: SimStateRef, start: wp.vec3, end: wp.vec3):
     """cast_wheel_ray of one segment on its own: the meshes tested by a BVH ray query where start lies in the
     mesh's reach grid."""
     in_reach = s.plane_only_cars == 0 and mesh_in_reach(s, start)
@@ -217,7 +217,7 @@ def cast_ray(s: SimState, start: wp.vec3, end: wp.vec3):
 
 
 @wp.func(inline=True)  # one call site; inlined, its caller's SimState is not copied again per call
-def cast_wheels(s: SimState, a: int, c: int, pos: wp.vec3, q: wp.quat, up: wp.vec3) -> WheelHits:
+def cast_wheels(s: SimStateRef, a: int, c: int, pos: wp.vec3, q: wp.quat, up: wp.vec3) -> WheelHits:
     """The four wheel rays of car c with origin pos (uu), orientation q and up axis up.
 
     A ray is tested against the meshes only where it starts in the mesh's reach grid. Those rays, and the
