@@ -22,7 +22,7 @@ from rocketrl.sim.warp.near_faces import (  # noqa: E402
     hitbox_extent,
     list_near_faces,
 )
-from rocketrl.sim.warp.wheel_rays import cast_wheel_ray  # noqa: E402
+from rocketrl.sim.warp.wheel_rays import MAX_TICK_FACES, TickFaces, cast_wheel_ray, listed_faces_meeting  # noqa: E402
 
 COUNT = 2000
 
@@ -34,15 +34,23 @@ def rays_kernel(
     ends: wp.array(dtype=wp.vec3),
     out: wp.array3d(dtype=float),
 ):
-    """out[i, 0]: ray i by a BVH query; out[i, 1]: by arena i's near-face list, listed around the ray
-    (hit, fraction, normal x, y, z, listed)."""
+    """out[i, 0]: ray i by a BVH query; out[i, 1]: by arena i's near-face list, listed around the ray and
+    narrowed to the triangles meeting the ray's box as cast_wheels narrows it for a tick's rays (hit, fraction,
+    normal x, y, z, listed)."""
     i = wp.tid()
     s.car_near_count[i, 0] = -1
+    lo = wp.min(starts[i], ends[i])
+    hi = wp.max(starts[i], ends[i])
     for way in range(2):
         listed = False
+        faces = TickFaces()
+        count = int(0)  # noqa: UP018 (a variable for Warp)
         if way == 1:
-            listed = list_near_faces(s, i, 0, wp.min(starts[i], ends[i]), wp.max(starts[i], ends[i]))
-        hit, fraction, normal = cast_wheel_ray(s, i, 0, starts[i], ends[i], True, listed)
+            listed = list_near_faces(s, i, 0, lo, hi)
+            if listed:
+                faces, count = listed_faces_meeting(s, i, 0, lo, hi)
+                listed = count <= MAX_TICK_FACES
+        hit, fraction, normal = cast_wheel_ray(s, starts[i], ends[i], True, listed, faces, count)
         out[i, way, 0] = float(hit)
         out[i, way, 1] = fraction
         out[i, way, 2] = normal[0]

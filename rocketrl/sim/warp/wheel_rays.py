@@ -34,6 +34,10 @@ from rocketrl.sim.warp.near_faces import box_axes, face_meets, hitbox_centre, hi
 
 WheelRows = wp.types.matrix(shape=(4, 3), dtype=wp.float32)
 """One 3-vector per wheel (row k: wheel k)."""
+MAX_TICK_FACES = wp.constant(16)
+"""Listed triangles the wheel rays of one tick may share (cast_wheels); with more, the rays query the BVH."""
+TickFaces = wp.types.vector(length=16, dtype=wp.int32)
+"""Mesh triangle indices (the first MAX_TICK_FACES of them used)."""
 
 
 @wp.struct
@@ -158,13 +162,16 @@ def mesh_hit_normal(s: SimStateRef, face: int, start: wp.vec3) -> wp.vec3:
 
 
 @wp.func
-def cast_wheel_ray(s: SimStateRef, a: int, c: int, start: wp.vec3, end: wp.vec3, in_reach: bool, listed: bool):
+def cast_wheel_ray(
+    s: SimStateRef, start: wp.vec3, end: wp.vec3, in_reach: bool, listed: bool, faces: TickFaces, num_faces: int
+):
     """Closest arena hit of the segment start -> end: (hit 0/1, fraction of the segment in [0, 1], unit
     normal towards start). The planes are tested first and a later surface must be strictly closer, as in
-    Bullet's closest-hit callback. The meshes are tested only `in_reach`: when `listed`, against the triangles
-    of car c's near-face list (rocketrl.sim.warp.near_faces; it holds every triangle whose bounds meet the
-    segment's), else by a BVH ray query; either way the nearest triangle the ray meets at a distance >= 0 and
-    under the best so far, the first of equals, as wp.mesh_query_ray keeps it."""
+    Bullet's closest-hit callback. The meshes are tested only `in_reach`: when `listed`, against the first
+    num_faces triangles of `faces` (they hold every triangle whose bounds meet the segment's, in the order of
+    the car's near-face list, rocketrl.sim.warp.near_faces), else by a BVH ray query; either way the nearest
+    triangle the ray meets at a distance >= 0 and under the best so far, the first of equals, as
+    wp.mesh_query_ray keeps it."""
     hit, best, normal = plane_hit(start, end)
     if in_reach:
         delta = end - start
@@ -179,8 +186,8 @@ def cast_wheel_ray(s: SimStateRef, a: int, c: int, start: wp.vec3, end: wp.vec3,
             lo = wp.min(start, end)
             hi = wp.max(start, end)
             found_t = max_t
-            for i in range(s.car_near_count[a, c]):
-                f = s.car_near_faces[a, c, i]
+            for i in range(num_faces):
+                f = faces[i]
                 if face_meets(s, f, lo, hi):
                     t = ray_triangle_t(
                         start,
@@ -209,11 +216,26 @@ def cast_wheel_ray(s: SimStateRef, a: int, c: int, start: wp.vec3, end: wp.vec3,
 
 
 @wp.func
+def listed_faces_meeting(s: SimStateRef, a: int, c: int, lo: wp.vec3, hi: wp.vec3):
+    """The triangles of car c's near-face list whose bounds meet the box lo..hi, in the list's order (the first
+    MAX_TICK_FACES of them), and how many there are (more than MAX_TICK_FACES: too many to hold)."""
+    faces = TickFaces()
+    count = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
+    for i in range(s.car_near_count[a, c]):
+        f = s.car_near_faces[a, c, i]
+        if face_meets(s, f, lo, hi):
+            if count < MAX_TICK_FACES:
+                faces[count] = f
+            count = count + 1
+    return faces, count
+
+
+@wp.func
 def cast_ray(s: SimStateRef, start: wp.vec3, end: wp.vec3):
     """cast_wheel_ray of one segment on its own: the meshes tested by a BVH ray query where start lies in the
     mesh's reach grid."""
     in_reach = s.plane_only_cars == 0 and mesh_in_reach(s, start)
-    return cast_wheel_ray(s, 0, 0, start, end, in_reach, False)
+    return cast_wheel_ray(s, start, end, in_reach, False, TickFaces(), 0)
 
 
 @wp.func(inline=True)  # one call site; inlined, its caller's SimState is not copied again per call
@@ -224,8 +246,8 @@ def cast_wheels(s: SimStateRef, a: int, c: int, pos: wp.vec3, q: wp.quat, up: wp
     hitbox where its centre is in that grid, share one near-face list (rocketrl.sim.warp.near_faces)."""
     out = WheelHits()
     reach = wp.vec4(0.0)
-    lo = wp.vec3(1.0e30)
-    hi = wp.vec3(-1.0e30)
+    rays_lo = wp.vec3(1.0e30)
+    rays_hi = wp.vec3(-1.0e30)
     any_reach = False
     for k in range(4):
         hard_point = pos + wp.quat_rotate(q, wheel_offset(k))
@@ -235,9 +257,11 @@ def cast_wheels(s: SimStateRef, a: int, c: int, pos: wp.vec3, q: wp.quat, up: wp
         if s.plane_only_cars == 0 and mesh_in_reach(s, hard_point):
             reach[k] = 1.0
             target = hard_point - up * ray_length(k)
-            lo = wp.min(lo, wp.min(hard_point, target))
-            hi = wp.max(hi, wp.max(hard_point, target))
+            rays_lo = wp.min(rays_lo, wp.min(hard_point, target))
+            rays_hi = wp.max(rays_hi, wp.max(hard_point, target))
             any_reach = True
+    lo = rays_lo
+    hi = rays_hi
     centre = hitbox_centre(pos, q)
     if s.plane_only_cars == 0 and mesh_in_reach(s, centre):
         extent = hitbox_extent(box_axes(q))
@@ -247,10 +271,18 @@ def cast_wheels(s: SimStateRef, a: int, c: int, pos: wp.vec3, q: wp.quat, up: wp
     listed = False
     if any_reach:
         listed = list_near_faces(s, a, c, lo, hi)
+    # The listed triangles whose bounds meet the rays' common box, in the list's order: every triangle a ray's
+    # own box meets is among them, so each ray tests these instead of the whole list.
+    faces = TickFaces()
+    num_faces = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
+    if listed and rays_lo[0] <= rays_hi[0]:  # some ray is in reach
+        faces, num_faces = listed_faces_meeting(s, a, c, rays_lo, rays_hi)
+        if num_faces > MAX_TICK_FACES:
+            listed = False  # too many to hold: the rays query the BVH
     for k in range(4):
         hard_point = out.hard_point[k]
         target = hard_point - up * ray_length(k)
-        hit, fraction, n = cast_wheel_ray(s, a, c, hard_point, target, reach[k] != 0.0, listed)
+        hit, fraction, n = cast_wheel_ray(s, hard_point, target, reach[k] != 0.0, listed, faces, num_faces)
         contact = target
         trace = float(0.0)  # noqa: UP018 (a variable for Warp, not a constant)
         if hit != 0:
