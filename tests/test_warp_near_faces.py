@@ -17,12 +17,15 @@ from rocketrl.sim.warp.car_mesh_manifold import update_mesh_manifolds  # noqa: E
 from rocketrl.sim.warp.engine import WarpEngine  # noqa: E402
 from rocketrl.sim.warp.layout import SimState  # noqa: E402
 from rocketrl.sim.warp.near_faces import (  # noqa: E402
+    MAX_MEETING_FACES,
+    MeetingFaces,
     box_axes,
     hitbox_centre,
     hitbox_extent,
     list_near_faces,
+    listed_faces_meeting,
 )
-from rocketrl.sim.warp.wheel_rays import MAX_TICK_FACES, TickFaces, cast_wheel_ray, listed_faces_meeting  # noqa: E402
+from rocketrl.sim.warp.wheel_rays import cast_wheel_ray  # noqa: E402
 
 COUNT = 2000
 
@@ -43,13 +46,13 @@ def rays_kernel(
     hi = wp.max(starts[i], ends[i])
     for way in range(2):
         listed = False
-        faces = TickFaces()
+        faces = MeetingFaces()
         count = int(0)  # noqa: UP018 (a variable for Warp)
         if way == 1:
             listed = list_near_faces(s, i, 0, lo, hi)
             if listed:
                 faces, count = listed_faces_meeting(s, i, 0, lo, hi)
-                listed = count <= MAX_TICK_FACES
+                listed = count <= MAX_MEETING_FACES
         hit, fraction, normal = cast_wheel_ray(s, starts[i], ends[i], True, listed, faces, count)
         out[i, way, 0] = float(hit)
         out[i, way, 1] = fraction

@@ -56,11 +56,17 @@ from rocketrl.sim.warp.layout import (
     MANIFOLD_POINTS,
     SimStateRef,
 )
-from rocketrl.sim.warp.near_faces import face_meets, hitbox_extent, listed_for
+from rocketrl.sim.warp.near_faces import (
+    MAX_MEETING_FACES,
+    MeetingFaces,
+    hitbox_extent,
+    listed_faces_meeting,
+    listed_for,
+)
 
-MAX_CAR_FACES = wp.constant(24)
+MAX_CAR_FACES = MAX_MEETING_FACES
 """Mesh triangles examined per car and tick at most (the size of CarFaces), nearest to Bullet's order first."""
-CarFaces = wp.types.vector(length=24, dtype=wp.int32)
+CarFaces = MeetingFaces
 
 
 @wp.func
@@ -392,14 +398,8 @@ def update_mesh_manifolds(
     if listed:
         # The car's near-face list holds every triangle the BVH query below would give: the same ones, in
         # the list's order; more than MAX_CAR_FACES, and the BVH query decides which it keeps.
-        for i in range(s.car_near_count[a, c]):
-            face = s.car_near_faces[a, c, i]
-            if face_meets(s, face, lo, hi):
-                if found < MAX_CAR_FACES:
-                    found_faces[found] = face
-                    found = found + 1
-                else:
-                    listed = False
+        found_faces, found = listed_faces_meeting(s, a, c, lo, hi)
+        listed = found <= MAX_CAR_FACES
     if not listed:
         found = int(0)  # noqa: UP018 (a variable for Warp)
         query = wp.mesh_query_aabb(s.arena_mesh, lo, hi)

@@ -19,6 +19,10 @@ from rocketrl.sim.warp.layout import SimStateRef
 
 MAX_NEAR_FACES = wp.constant(64)
 """Triangles a car's list holds; a region with more is not listed (its rays and box query the BVH)."""
+MAX_MEETING_FACES = wp.constant(24)
+"""Listed triangles listed_faces_meeting holds (the size of MeetingFaces)."""
+MeetingFaces = wp.types.vector(length=24, dtype=wp.int32)
+"""Mesh triangle indices (listed_faces_meeting's, the first MAX_MEETING_FACES of them used)."""
 NEAR_MARGIN = wp.constant(24.0)
 """How far (uu) the listed region reaches past the car's rays and hitbox, so that the list serves the ticks
 that follow while the car stays within it."""
@@ -74,6 +78,22 @@ def listed_for(s: SimStateRef, a: int, c: int, lo: wp.vec3, hi: wp.vec3) -> bool
         lo[0] >= r_lo[0] and lo[1] >= r_lo[1] and lo[2] >= r_lo[2] and hi[0] <= r_hi[0] and hi[1] <= r_hi[1]
         and hi[2] <= r_hi[2]
     )  # fmt: skip
+
+
+@wp.func
+def listed_faces_meeting(s: SimStateRef, a: int, c: int, lo: wp.vec3, hi: wp.vec3):
+    """The triangles of car c's near-face list whose bounds meet the box lo..hi, in the list's order (the first
+    MAX_MEETING_FACES of them), and how many there are (more than MAX_MEETING_FACES: too many to hold). For a box
+    inside the listed region (listed_for) these are the triangles a BVH box query over it finds."""
+    faces = MeetingFaces()
+    count = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
+    for i in range(s.car_near_count[a, c]):
+        f = s.car_near_faces[a, c, i]
+        if face_meets(s, f, lo, hi):
+            if count < MAX_MEETING_FACES:
+                faces[count] = f
+            count = count + 1
+    return faces, count
 
 
 @wp.func

@@ -30,14 +30,19 @@ from rocketrl.sim.warp.constants import (
     SUSPENSION_SUBTRACTION,
 )
 from rocketrl.sim.warp.layout import SimStateRef
-from rocketrl.sim.warp.near_faces import box_axes, face_meets, hitbox_centre, hitbox_extent, list_near_faces
+from rocketrl.sim.warp.near_faces import (
+    MAX_MEETING_FACES,
+    MeetingFaces,
+    box_axes,
+    face_meets,
+    hitbox_centre,
+    hitbox_extent,
+    list_near_faces,
+    listed_faces_meeting,
+)
 
 WheelRows = wp.types.matrix(shape=(4, 3), dtype=wp.float32)
 """One 3-vector per wheel (row k: wheel k)."""
-MAX_TICK_FACES = wp.constant(16)
-"""Listed triangles the wheel rays of one tick may share (cast_wheels); with more, the rays query the BVH."""
-TickFaces = wp.types.vector(length=16, dtype=wp.int32)
-"""Mesh triangle indices (the first MAX_TICK_FACES of them used)."""
 
 
 @wp.struct
@@ -163,7 +168,7 @@ def mesh_hit_normal(s: SimStateRef, face: int, start: wp.vec3) -> wp.vec3:
 
 @wp.func
 def cast_wheel_ray(
-    s: SimStateRef, start: wp.vec3, end: wp.vec3, in_reach: bool, listed: bool, faces: TickFaces, num_faces: int
+    s: SimStateRef, start: wp.vec3, end: wp.vec3, in_reach: bool, listed: bool, faces: MeetingFaces, num_faces: int
 ):
     """Closest arena hit of the segment start -> end: (hit 0/1, fraction of the segment in [0, 1], unit
     normal towards start). The planes are tested first and a later surface must be strictly closer, as in
@@ -216,26 +221,11 @@ def cast_wheel_ray(
 
 
 @wp.func
-def listed_faces_meeting(s: SimStateRef, a: int, c: int, lo: wp.vec3, hi: wp.vec3):
-    """The triangles of car c's near-face list whose bounds meet the box lo..hi, in the list's order (the first
-    MAX_TICK_FACES of them), and how many there are (more than MAX_TICK_FACES: too many to hold)."""
-    faces = TickFaces()
-    count = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
-    for i in range(s.car_near_count[a, c]):
-        f = s.car_near_faces[a, c, i]
-        if face_meets(s, f, lo, hi):
-            if count < MAX_TICK_FACES:
-                faces[count] = f
-            count = count + 1
-    return faces, count
-
-
-@wp.func
 def cast_ray(s: SimStateRef, start: wp.vec3, end: wp.vec3):
     """cast_wheel_ray of one segment on its own: the meshes tested by a BVH ray query where start lies in the
     mesh's reach grid."""
     in_reach = s.plane_only_cars == 0 and mesh_in_reach(s, start)
-    return cast_wheel_ray(s, start, end, in_reach, False, TickFaces(), 0)
+    return cast_wheel_ray(s, start, end, in_reach, False, MeetingFaces(), 0)
 
 
 @wp.func(inline=True)  # one call site; inlined, its caller's SimState is not copied again per call
@@ -273,11 +263,11 @@ def cast_wheels(s: SimStateRef, a: int, c: int, pos: wp.vec3, q: wp.quat, up: wp
         listed = list_near_faces(s, a, c, lo, hi)
     # The listed triangles whose bounds meet the rays' common box, in the list's order: every triangle a ray's
     # own box meets is among them, so each ray tests these instead of the whole list.
-    faces = TickFaces()
+    faces = MeetingFaces()
     num_faces = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
     if listed and rays_lo[0] <= rays_hi[0]:  # some ray is in reach
         faces, num_faces = listed_faces_meeting(s, a, c, rays_lo, rays_hi)
-        if num_faces > MAX_TICK_FACES:
+        if num_faces > MAX_MEETING_FACES:
             listed = False  # too many to hold: the rays query the BVH
     for k in range(4):
         hard_point = out.hard_point[k]
