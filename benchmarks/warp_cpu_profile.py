@@ -39,7 +39,6 @@ TOOLS = ("perf", "objdump", "addr2line")
 
 def run_child(team: int, arenas: int, seconds: float, info: Path) -> None:
     """Build the line-table step kernel, step the game for `seconds`, write the kernel's address and object."""
-
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from engine_throughput import TICK_SKIP, _controls
 
@@ -114,7 +113,6 @@ def call_graph(cpp: str) -> dict[str, set[str]]:
         head = re.match(r"static [^(]*?\b(\w+?)_\d+\($", line)
         if head:
             current = None if head.group(1).startswith("adj_") else head.group(1)
-            graph.setdefault(current or "", set())
         elif "cpu_kernel_forward(" in line and not line.startswith(" "):
             current = "step_kernel"
         elif current:

@@ -240,7 +240,7 @@ def auto_flip(
     return out_vel, out_ang
 
 
-@wp.func(inline=True)  # one call site in the step kernel; inlined, SimState is not copied per car and tick
+@wp.func(inline=True)  # one call site in the step kernel; inlined: no call (nor SimState copy, on Warp without wp.ref)
 def car_pre_tick(s: SimStateRef, a: int, c: int):
     """Apply car c's controls for one tick: wheels or air control, jump, dodge, boost, gravity."""
     dt = TICK_TIME

@@ -135,7 +135,7 @@ def box_may_touch(s: SimStateRef, centre: wp.vec3, axes: wp.mat33) -> bool:
     return s.plane_only_cars == 0 and mesh_in_reach(s, centre)
 
 
-@wp.func(inline=True)  # one call site; inlined, its caller's SimState is not copied again per call
+@wp.func(inline=True)  # one call site; inlined: no call (nor SimState copy, on Warp without wp.ref)
 def find_box_contacts(
     s: SimStateRef, a: int, c: int, pos: wp.vec3, q: wp.quat, centre: wp.vec3, axes: wp.mat33
 ) -> BoxContacts:
@@ -189,7 +189,7 @@ def tangent_of(n: wp.vec3, slip: wp.vec3) -> wp.vec3:
     return wp.vec3(-n[1] * k, n[0] * k, 0.0)
 
 
-@wp.func(inline=True)  # small, called once per car and tick: no SimState copy for a car far from the arena
+@wp.func(inline=True)  # small, called once per car and tick: no call for a car far from the arena
 def car_arena_box_contact(s: SimStateRef, a: int, c: int):
     """Car c's hitbox against the arena for one tick: contacts, impulses and push-out (module docstring);
     records I_WORLD_CONTACT and the last point's normal for auto-flip and auto-roll (RocketSim's

@@ -297,7 +297,7 @@ def manifold_of(s: SimStateRef, a: int, c: int, part: int) -> int:
     return free
 
 
-@wp.func(inline=True)  # one call site, once per triangle in reach: inlined, SimState is not copied per triangle
+@wp.func(inline=True)  # one call site, once per triangle in reach: inlined, no call per triangle
 def add_mesh_point(
     s: SimStateRef, a: int, c: int, face: int, pos: wp.vec3, q: wp.quat, centre: wp.vec3, axes: wp.mat33, reach: float
 ):

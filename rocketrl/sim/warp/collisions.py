@@ -313,7 +313,7 @@ def add_ball_contact(s: SimStateRef, a: int, obj: int, offset: wp.vec3, normal: 
     s.ball_contacts[a, row, C_DISTANCE] = gap
 
 
-@wp.func(inline=True)  # small, called once per tick: no SimState copy for a ball far from the arena
+@wp.func(inline=True)  # small, called once per tick: no call for a ball far from the arena
 def ball_arena_contact(s: SimStateRef, a: int):
     """Bounce the ball off the arena as RocketSim does, step for step.
 
@@ -474,7 +474,7 @@ def resolve_ball_contacts(s: SimStateRef, a: int):
     push_ball_out(s, a)
 
 
-@wp.func(inline=True)  # one call site: inlined, SimState is not copied again for a ball at the arena
+@wp.func(inline=True)  # one call site: inlined, no second call for a ball at the arena
 def push_ball_out(s: SimStateRef, a: int):
     """Bullet's split-impulse position correction for the ball's penetrating contact points: sequential
     push impulses (SOLVER_ITERATIONS sweeps, each point pushing out, never pulling in) until every point

@@ -173,7 +173,7 @@ def update_pads(s: SimStateRef, a: int, num_cars: int, num_pads: int):
 
 
 # The phase functions below have one call site in step_kernel and one in their phase kernel: inlined, the
-# step kernel is the code it was before the phases were named, and no SimState is copied per call.
+# step kernel is the code it was before the phases were named.
 @wp.func(inline=True)
 def begin_step(s: SimStateRef, a: int, num_cars: int):
     """Clear arena a's events of the step."""

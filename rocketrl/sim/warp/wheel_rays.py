@@ -228,7 +228,7 @@ def cast_ray(s: SimStateRef, start: wp.vec3, end: wp.vec3):
     return cast_wheel_ray(s, start, end, in_reach, False, MeetingFaces(), 0)
 
 
-@wp.func(inline=True)  # one call site; inlined, its caller's SimState is not copied again per call
+@wp.func(inline=True)  # one call site; inlined: no call (nor SimState copy, on Warp without wp.ref)
 def cast_wheels(s: SimStateRef, a: int, c: int, pos: wp.vec3, q: wp.quat, up: wp.vec3) -> WheelHits:
     """The four wheel rays of car c with origin pos (uu), orientation q and up axis up.
 
