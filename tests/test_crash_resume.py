@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from benchmark_loader import load_benchmark
 
 from rocketrl.infra.proctree import has_proc
 
-BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "crash_resume.py"
 pytestmark = pytest.mark.skipif(not has_proc(), reason="reads process trees from /proc (Linux)")
 
 
-def load_benchmark():
-    spec = importlib.util.spec_from_file_location("crash_resume", BENCHMARK)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_three_kills_each_resume_where_the_newest_checkpoint_left_off(tmp_path) -> None:
-    bench = load_benchmark()
+    bench = load_benchmark("crash_resume")
     # Checkpoints every 2 updates (4 arenas x 2 cars x 32 steps = 256 agent-steps per update).
     report = bench.main(["--kills", "3", "--max-seconds", "6", "--checkpoint-interval", "512", "--seed", "1",
                          "--after-new-checkpoint", "--logdir", str(tmp_path)])  # fmt: skip
@@ -47,7 +37,7 @@ def test_three_kills_each_resume_where_the_newest_checkpoint_left_off(tmp_path) 
 
 
 def test_last_progress_and_checkpoint_steps_read_what_the_trainer_writes(tmp_path) -> None:
-    bench = load_benchmark()
+    bench = load_benchmark("crash_resume")
     log = "[--]      256/1,000 ( 25.6%)  SPS 100\n[##]    1,024/1,000 (100.0%)  SPS 90\n"
     assert bench.last_progress(log) == 1024 and bench.last_progress("starting\n") is None
     folder = tmp_path / "checkpoints"

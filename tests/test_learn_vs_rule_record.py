@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 from pathlib import Path
 
-BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "learn_vs_rule.py"
-
-
-def load_benchmark():
-    spec = importlib.util.spec_from_file_location("learn_vs_rule", BENCHMARK)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from benchmark_loader import load_benchmark
 
 
 def figures(wins: int, draws: int, losses: int) -> dict:
@@ -26,7 +18,7 @@ def figures(wins: int, draws: int, losses: int) -> dict:
 
 
 def test_each_run_appends_one_line_with_seed_commit_and_every_figure(tmp_path) -> None:
-    bench = load_benchmark()
+    bench = load_benchmark("learn_vs_rule")
     report = {
         "benchmark": "learn_vs_rule", "preset": "vs_rule", "seed": 3, "commit": "abc", "train_engine": "rocketsim",
         "steps": 1000, "train_wall_seconds": 10.0, "select_wall_seconds": 2.0, "bot": "x.safetensors",
@@ -54,7 +46,7 @@ def test_each_run_appends_one_line_with_seed_commit_and_every_figure(tmp_path) -
 def test_a_warp_trained_bot_replays_the_final_games_on_warp_and_the_record_keeps_them(tmp_path, monkeypatch) -> None:
     import rocketrl.league.match as match_module
 
-    bench = load_benchmark()
+    bench = load_benchmark("learn_vs_rule")
     played = []
 
     class Result:
@@ -84,7 +76,7 @@ def test_a_warp_trained_bot_replays_the_final_games_on_warp_and_the_record_keeps
 
 
 def test_games_are_played_at_the_team_size_asked_for() -> None:
-    bench = load_benchmark()
+    bench = load_benchmark("learn_vs_rule")
     args = bench.argparse.Namespace(team_size=(2, 2), game_seconds=60.0, kickoff_jitter=5.0)
     match = bench.game_config(args, 100, seed=7)
     assert (match.env.blue_size, match.env.orange_size) == (2, 2)
@@ -100,7 +92,7 @@ def test_no_training_preset_uses_the_generalization_opponents() -> None:
 
 
 def test_runs_table_lists_every_run_of_the_preset_with_median_and_lowest() -> None:
-    bench = load_benchmark()
+    bench = load_benchmark("learn_vs_rule")
 
     def record(seed: int, wins: int, preset: str = "vs_rule") -> dict:
         return {
@@ -145,7 +137,7 @@ def test_the_record_keeps_the_end_of_training_averaged_over_its_last_two_million
     end = training_end(curves)
     # (23M..25M]: 24M and 25M count, 23M lies exactly 2M back and does not
     assert end == {"touches_per_minute": 37.5, "train_score_vs_rule": 0.4, "policy_entropy": 0.333}
-    bench = load_benchmark()
+    bench = load_benchmark("learn_vs_rule")
     report = {
         "preset": "vs_rule", "seed": 0, "train_engine": "warp", "steps": 1, "train_wall_seconds": 1.0,
         "select_wall_seconds": 0.0, "bot": "b", **figures(1, 0, 0), "generalization": {}, "training_end": end,
@@ -155,7 +147,7 @@ def test_the_record_keeps_the_end_of_training_averaged_over_its_last_two_million
 
 
 def test_the_table_shows_a_preset_s_runs_on_the_engine_it_trains_on() -> None:
-    bench = load_benchmark()
+    bench = load_benchmark("learn_vs_rule")
     assert bench.preset_engine("vs_rule_warp") == "warp"
     assert bench.preset_engine("vs_rule") == "rocketsim"
 
@@ -163,7 +155,7 @@ def test_the_table_shows_a_preset_s_runs_on_the_engine_it_trains_on() -> None:
 def test_a_run_with_another_budget_is_recorded_and_tabled_as_its_own_variant(tmp_path, monkeypatch, capsys) -> None:
     import sys
 
-    bench = load_benchmark()
+    bench = load_benchmark("learn_vs_rule")
     base = {
         "preset": "vs_rule", "train_engine": "warp", "train_wall_seconds": 60.0, "select_wall_seconds": 0.0,
         "bot": "b", "generalization": {},
@@ -187,7 +179,7 @@ def test_a_run_with_another_budget_is_recorded_and_tabled_as_its_own_variant(tmp
 
 
 def test_the_comparison_table_has_one_row_per_setting_best_median_first() -> None:
-    bench = load_benchmark()
+    bench = load_benchmark("learn_vs_rule")
 
     def record(seed: int, wins: int, preset: str = "vs_rule", **extra) -> dict:
         return {
@@ -227,7 +219,7 @@ def test_the_final_games_are_saved_as_replays_and_the_record_keeps_how_the_bot_p
     from rocketrl.policy.random_policy import RandomPolicy
     from rocketrl.policy.rule import RulePolicy
 
-    bench = load_benchmark()
+    bench = load_benchmark("learn_vs_rule")
     args = bench.argparse.Namespace(team_size=(1, 1), game_seconds=8.0, kickoff_jitter=5.0, games=2, seed=0)
     folder = tmp_path / "final_games"
     match = bench.final_games_with_replays(args, folder)
@@ -277,7 +269,7 @@ def test_a_records_commit_is_marked_dirty_by_changed_code_and_not_by_the_reports
 def test_time_to_reads_when_the_in_training_evaluation_first_reached_a_rate(tmp_path) -> None:
     from torch.utils.tensorboard import SummaryWriter
 
-    bench = load_benchmark()
+    bench = load_benchmark("learn_vs_rule")
     run_dir = tmp_path / "runs" / "r1"
     writer = SummaryWriter(str(run_dir))
     start = 1_800_000_000.0

@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
-
-BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "preset_compare.py"
-
-
-def load_benchmark():
-    spec = importlib.util.spec_from_file_location("preset_compare", BENCHMARK)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from benchmark_loader import load_benchmark
 
 
 def _figures(wins: int, losses: int, scored: int, conceded: int) -> dict:
@@ -28,7 +19,7 @@ def _figures(wins: int, losses: int, scored: int, conceded: int) -> dict:
 def test_the_shipped_spec_reads_and_its_changes_load_as_configs() -> None:
     from rocketrl.config import load_config
 
-    bench = load_benchmark()
+    bench = load_benchmark("preset_compare")
     spec = bench.read_spec(bench.SPECS / "vs_rule.yaml")
     assert "baseline" in spec["variants"] and spec["preset"] == "vs_rule"
     preset = Path(__file__).resolve().parent.parent / "rocketrl" / "configs" / "presets" / "vs_rule.yaml"
@@ -40,7 +31,7 @@ def test_the_shipped_spec_reads_and_its_changes_load_as_configs() -> None:
 
 
 def test_a_malformed_variant_names_the_field(tmp_path: Path) -> None:
-    bench = load_benchmark()
+    bench = load_benchmark("preset_compare")
     path = tmp_path / "bad.yaml"
     path.write_text("preset: vs_rule\nvariants:\n  wide:\n    set: [model.actor-hidden=512, 512]\n")
     with pytest.raises(SystemExit, match=r"variants.wide.set must be a list of SECTION.FIELD=VALUE"):
@@ -48,7 +39,7 @@ def test_a_malformed_variant_names_the_field(tmp_path: Path) -> None:
 
 
 def test_the_table_lists_runs_in_spec_order_with_goal_share_and_speed() -> None:
-    bench = load_benchmark()
+    bench = load_benchmark("preset_compare")
     spec = {"preset": "vs_rule", "variants": {"baseline": {"about": "as is", "set": []}, "wide": {"set": ["x=1"]}}}
     records = [
         {"preset": "vs_rule", "variant": "wide", "seed": 3, "steps": 3_000_000, "train_wall_seconds": 1200.0,

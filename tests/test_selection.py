@@ -140,13 +140,11 @@ def test_train_with_learners_refuses_resume(tmp_path, capsys) -> None:
 
 
 def test_the_benchmark_takes_learner_runs_only_for_several_learners(monkeypatch, capsys) -> None:
-    import importlib.util
     import sys
 
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "learn_vs_rule.py"
-    spec = importlib.util.spec_from_file_location("learn_vs_rule", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    from benchmark_loader import load_benchmark
+
+    bench = load_benchmark("learn_vs_rule")
     monkeypatch.setattr(sys, "argv", ["learn_vs_rule.py", "--learner-runs", "runs/x"])
     with pytest.raises(SystemExit):
         bench.main()

@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+from benchmark_loader import load_benchmark
 
-BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "soak.py"
 MIB = 1024 * 1024
 
 
-def load_benchmark():
-    spec = importlib.util.spec_from_file_location("soak", BENCHMARK)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_warmup_waits_for_the_pool_to_fill_on_a_slow_machine() -> None:
-    soak = load_benchmark()
+    soak = load_benchmark("soak")
     args = soak.parse_args(["--warmup-minutes", "1", "--snapshot-interval", "100", "--eval-interval", "50"])
     assert soak.warmup_steps(args) == 5 * 100 + 50
     fast = [(30.0, 400), (60.0, 600), (90.0, 900)]
@@ -28,7 +19,7 @@ def test_warmup_waits_for_the_pool_to_fill_on_a_slow_machine() -> None:
 
 
 def test_growth_is_measured_from_the_end_of_the_warmup() -> None:
-    soak = load_benchmark()
+    soak = load_benchmark("soak")
     args = soak.parse_args(["--every", "10"])
     trainer, worker = 100, 101
     # The trainer steps from 400 to 500 MiB at 50 s, before the warm-up ends at 60 s, then holds; the worker is flat.

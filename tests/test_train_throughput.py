@@ -3,22 +3,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
-BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "train_throughput.py"
-
-
-def load_benchmark():
-    spec = importlib.util.spec_from_file_location("train_throughput", BENCHMARK)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from benchmark_loader import load_benchmark
 
 
 def test_measure_ours_records_each_update_and_reports_the_timed_ones() -> None:
-    bench = load_benchmark()
+    bench = load_benchmark("train_throughput")
     result = bench.measure_ours(arenas=4, rollout_steps=16, iterations=2, device="cpu", threads=1)
     json.dumps(result)  # the benchmark prints it as JSON
     assert result["engine"] == "rocketsim" and result["device"] == "cpu"
@@ -29,7 +20,7 @@ def test_measure_ours_records_each_update_and_reports_the_timed_ones() -> None:
 
 
 def test_overrides_name_the_engine() -> None:
-    bench = load_benchmark()
+    bench = load_benchmark("train_throughput")
     overrides = bench.our_overrides(4096, 16, "cuda", "warp")
     assert overrides[overrides.index("--env.engine") + 1] == "warp"
     assert overrides[overrides.index("--run.device") + 1] == "cuda"

@@ -3,13 +3,9 @@ from the generated C++, the call graph and the phase an out-of-line function bel
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+from benchmark_loader import load_benchmark
 
-_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "warp_cpu_profile.py"
-_spec = importlib.util.spec_from_file_location("warp_cpu_profile", _PATH)
-profile = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(profile)
+profile = load_benchmark("warp_cpu_profile")
 
 GENERATED = """
 static bool list_near_faces_0(

@@ -10,8 +10,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from benchmark_loader import load_benchmark
 
-BENCHMARK = Path(__file__).resolve().parents[1] / "benchmarks" / "warp_cuda_kernels.py"
 MODULE = textwrap.dedent(
     """
     import warp as wp
@@ -35,17 +35,9 @@ MODULE = textwrap.dedent(
 )
 
 
-def load_reader():
-    """benchmarks/warp_cuda_kernels.py as a module."""
-    spec = importlib.util.spec_from_file_location("warp_cuda_kernels", BENCHMARK)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_registers_and_stack_frames_are_read_per_kernel_from_a_cuda_build(tmp_path: Path) -> None:
     wp = pytest.importorskip("warp")
-    reader = load_reader()
+    reader = load_benchmark("warp_cuda_kernels")
     source = tmp_path / "rocketrl_cuda_probe_kernels.py"
     source.write_text(MODULE)
     spec = importlib.util.spec_from_file_location("rocketrl_cuda_probe_kernels", source)
@@ -72,4 +64,4 @@ def test_registers_and_stack_frames_are_read_per_kernel_from_a_cuda_build(tmp_pa
 
 def test_a_file_that_is_not_a_cubin_is_refused() -> None:
     with pytest.raises(ValueError, match="not a 64-bit ELF"):
-        load_reader().cubin_kernel_resources(b"PK\x03\x04 a zip file")
+        load_benchmark("warp_cuda_kernels").cubin_kernel_resources(b"PK\x03\x04 a zip file")
