@@ -37,7 +37,7 @@ def rays_kernel(
     ends: wp.array(dtype=wp.vec3),
     out: wp.array3d(dtype=float),
 ):
-    """out[i, 0]: ray i by a BVH query; out[i, 1]: by arena i's near-face list, listed around the ray and
+    """out[i, 0]: ray i by a BVH box query; out[i, 1]: by arena i's near-face list, listed around the ray and
     narrowed to the triangles meeting the ray's box as cast_wheels narrows it for a tick's rays (hit, fraction,
     normal x, y, z, listed)."""
     i = wp.tid()
@@ -99,18 +99,45 @@ def _near_mesh_points(count: int, rng: np.random.Generator) -> tuple[np.ndarray,
     return on, n / np.linalg.norm(n, axis=1, keepdims=True)
 
 
-def test_wheel_rays_by_the_list_match_the_bvh_ray_query_bit_for_bit():
+def _assert_list_and_bvh_agree(starts: np.ndarray, ends: np.ndarray, min_listed: float = 0.95) -> np.ndarray:
+    got = launch_rays(rays_kernel, starts, ends, (len(starts), 2, 6), arenas=len(starts))
+    listed = got[:, 1, 5] == 1.0
+    assert listed.mean() > min_listed, listed.mean()
+    np.testing.assert_array_equal(got[listed, 1, :5], got[listed, 0, :5])
+    return got
+
+
+def test_wheel_rays_by_the_list_match_the_bvh_query_bit_for_bit():
     rng = np.random.default_rng(7)
     on, normal = _near_mesh_points(COUNT, rng)
     direction = -normal + rng.normal(0, 0.6, (COUNT, 3))
     direction /= np.linalg.norm(direction, axis=1, keepdims=True)
     starts = on - direction * rng.uniform(0, 60, (COUNT, 1))  # some stop short
-    ends = starts + direction * 49.5
-    got = launch_rays(rays_kernel, starts, ends, (COUNT, 2, 6), arenas=COUNT)
-    listed = got[:, 1, 5] == 1.0
-    assert listed.mean() > 0.95, listed.mean()
+    got = _assert_list_and_bvh_agree(starts, starts + direction * 49.5)
     assert 0.3 * COUNT < got[:, 0, 0].sum() < COUNT  # most rays hit something, not all
-    np.testing.assert_array_equal(got[listed, 1, :5], got[listed, 0, :5])
+
+
+def test_rays_through_shared_edges_and_corners_meet_the_same_triangle_both_ways():
+    """A ray through an edge or corner meets two or more triangles at one distance: the first of them in the
+    BVH's box-query order wins by the list and by the BVH alike. (A BVH ray query, which visits the tree in the
+    ray's own order, chose another triangle than the list for 44 of these 1,969 listed rays, 17 of them with
+    normals over 0.001 apart, up to 45 degrees.)"""
+    rng = np.random.default_rng(9)
+    points, tris, *_ = soccar_triangles()
+    faces = rng.integers(0, len(tris), COUNT)
+    edge = rng.integers(0, 3, COUNT)
+    a = points[tris[faces, edge]].astype(np.float64)
+    b = points[tris[faces, (edge + 1) % 3]].astype(np.float64)
+    along = rng.uniform(0, 1, (COUNT, 1))
+    along[: COUNT // 3] = 0.0  # corners
+    on = a + (b - a) * along
+    corners = points[tris[faces]].astype(np.float64)
+    normal = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    direction = -normal / np.linalg.norm(normal, axis=1, keepdims=True)
+    direction[COUNT // 2 :] = (0.0, 0.0, -1.0)  # straight down, as a level car's wheels cast
+    starts = on - direction * rng.uniform(5, 45, (COUNT, 1))
+    got = _assert_list_and_bvh_agree(starts, starts + direction * 49.5, min_listed=0.9)
+    assert got[:, 0, 0].mean() > 0.5  # most reach their edge
 
 
 def test_a_hitbox_by_the_list_finds_the_bvh_querys_mesh_contacts_bit_for_bit():

@@ -124,9 +124,8 @@ if (wp::intersect_ray_tri_woop(start, dir, a, b, c, t, u, v, sign, &n))
 return -1.0f;"""
 )
 def ray_triangle_t(start: wp.vec3, dir: wp.vec3, a: wp.vec3, b: wp.vec3, c: wp.vec3) -> float:
-    """The distance along unit `dir` from `start` at which the ray meets triangle (a, b, c), -1 if it misses:
-    Warp's own ray-triangle test (the one wp.mesh_query_ray runs on each triangle), so a ray tested here gets
-    the BVH query's distance bit for bit."""
+    """The distance along unit `dir` from `start` at which the ray meets triangle (a, b, c), -1 if it misses
+    (Warp's watertight ray-triangle test, the one wp.mesh_query_ray runs on each triangle)."""
     ...
 
 
@@ -167,51 +166,55 @@ def mesh_hit_normal(s: SimStateRef, face: int, start: wp.vec3) -> wp.vec3:
 
 
 @wp.func
+def nearer_face(
+    s: SimStateRef, f: int, start: wp.vec3, direction: wp.vec3, lo: wp.vec3, hi: wp.vec3, found_t: float, found: int
+):
+    """(distance, face) of the nearer of the hit so far (found_t uu along unit `direction`, face `found`) and
+    mesh triangle f, whose bounds must meet the segment's box lo..hi; the hit so far stays on a tie."""
+    if face_meets(s, f, lo, hi):
+        mesh = s.arena_mesh
+        t = ray_triangle_t(
+            start,
+            direction,
+            wp.mesh_get_point(mesh, f * 3),
+            wp.mesh_get_point(mesh, f * 3 + 1),
+            wp.mesh_get_point(mesh, f * 3 + 2),
+        )
+        if t < found_t and t >= 0.0:
+            return t, f
+    return found_t, found
+
+
+@wp.func
 def cast_wheel_ray(
     s: SimStateRef, start: wp.vec3, end: wp.vec3, in_reach: bool, listed: bool, faces: MeetingFaces, num_faces: int
 ):
     """Closest arena hit of the segment start -> end: (hit 0/1, fraction of the segment in [0, 1], unit
     normal towards start). The planes are tested first and a later surface must be strictly closer, as in
-    Bullet's closest-hit callback. The meshes are tested only `in_reach`: when `listed`, against the first
-    num_faces triangles of `faces` (they hold every triangle whose bounds meet the segment's, in the order of
-    the car's near-face list, rocketrl.sim.warp.near_faces), else by a BVH ray query; either way the nearest
-    triangle the ray meets at a distance >= 0 and under the best so far, the first of equals, as
-    wp.mesh_query_ray keeps it."""
+    Bullet's closest-hit callback. The meshes are tested only `in_reach`, on the triangles whose bounds meet the
+    segment's: when `listed`, those among the first num_faces of `faces` (which hold them all, in the order of
+    the car's near-face list, rocketrl.sim.warp.near_faces), else those a BVH box query over the segment finds.
+    Both orders are the BVH's own (a box query visits the tree in one fixed order), and the nearest triangle
+    the ray meets at a distance >= 0 wins, the first of equals: a ray through an edge shared by two triangles
+    gets the same one either way."""
     hit, best, normal = plane_hit(start, end)
     if in_reach:
         delta = end - start
         length = wp.length(delta)
         direction = delta / length
-        max_t = length * best
-        found = int(0)  # noqa: UP018 (a variable for Warp, not a constant)
-        found_t = float(0.0)  # noqa: UP018 (a variable for Warp, not a constant)
+        lo = wp.min(start, end)
+        hi = wp.max(start, end)
+        found_t = length * best
         found_face = int(-1)  # noqa: UP018 (a variable for Warp, not a constant)
         if listed:
-            mesh = s.arena_mesh
-            lo = wp.min(start, end)
-            hi = wp.max(start, end)
-            found_t = max_t
             for i in range(num_faces):
-                f = faces[i]
-                if face_meets(s, f, lo, hi):
-                    t = ray_triangle_t(
-                        start,
-                        direction,
-                        wp.mesh_get_point(mesh, f * 3),
-                        wp.mesh_get_point(mesh, f * 3 + 1),
-                        wp.mesh_get_point(mesh, f * 3 + 2),
-                    )
-                    if t < found_t and t >= 0.0:
-                        found_t = t
-                        found_face = f
-                        found = 1
+                found_t, found_face = nearer_face(s, faces[i], start, direction, lo, hi, found_t, found_face)
         else:
-            query = wp.mesh_query_ray(s.arena_mesh, start, direction, max_t)
-            if query.result:
-                found = 1
-                found_t = query.t
-                found_face = query.face
-        if found != 0:
+            query = wp.mesh_query_aabb(s.arena_mesh, lo, hi)
+            f = int(0)  # noqa: UP018 (mesh_query_aabb_next writes the face index into it)
+            while wp.mesh_query_aabb_next(query, f):
+                found_t, found_face = nearer_face(s, f, start, direction, lo, hi, found_t, found_face)
+        if found_face >= 0:
             fraction = found_t / length
             if fraction < best:
                 best = fraction
@@ -222,7 +225,7 @@ def cast_wheel_ray(
 
 @wp.func
 def cast_ray(s: SimStateRef, start: wp.vec3, end: wp.vec3):
-    """cast_wheel_ray of one segment on its own: the meshes tested by a BVH ray query where start lies in the
+    """cast_wheel_ray of one segment on its own: the meshes tested by a BVH box query where start lies in the
     mesh's reach grid."""
     in_reach = s.plane_only_cars == 0 and mesh_in_reach(s, start)
     return cast_wheel_ray(s, start, end, in_reach, False, MeetingFaces(), 0)
