@@ -163,3 +163,34 @@ def test_a_hitbox_by_the_list_finds_the_bvh_querys_mesh_contacts_bit_for_bit():
     # Boxes of any orientation span more than a car on its wheels does; most are still listed.
     assert listed.mean() > 0.8 and 0.2 < touching.mean() < 0.95, (listed.mean(), touching.mean())
     np.testing.assert_array_equal(got[listed, 1, : points + counts], got[listed, 0, : points + counts])
+
+
+def test_forgetting_every_near_face_list_each_step_changes_nothing():
+    """A car's near-face list is a cache: relisting every step, around wherever the car is then, leaves the game
+    the same bit for bit. Cars start anywhere on the floor at speed and drive at random, into walls, ramps and
+    goals."""
+    from rocketrl.env.setters import RandomStateSetter
+
+    arenas = 96
+    start = RandomStateSetter(1, 1)(arenas, torch.Generator().manual_seed(3))
+    engines = [WarpEngine(arenas, 1, 1, tick_skip=8) for _ in range(2)]
+    try:
+        for engine in engines:
+            engine.reset(torch.ones(arenas, dtype=torch.bool), start)
+        draw = torch.Generator().manual_seed(4)
+        relisted = 0
+        for _ in range(120):
+            controls = torch.rand(arenas, 2, 8, generator=draw) * 2.0 - 1.0
+            controls[..., 0] = controls[..., 0].abs()  # mostly forward
+            controls[..., 5:] = (controls[..., 5:] > 0.6).float()  # jump, boost, handbrake now and then
+            engines[1].t["car_near_count"].fill_(-1)
+            for engine in engines:
+                engine.step(controls)
+            relisted += int((engines[1].t["car_near_count"] >= 0).sum())
+        assert relisted > 2_000  # cars came near the meshes (about 9,000 of 23,040 car-steps listed)
+        for name, value in engines[0].t.items():
+            if not name.startswith("car_near_"):
+                assert torch.equal(value, engines[1].t[name]), name
+    finally:
+        for engine in engines:
+            engine.close()
