@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from rocketrl.sim.warp.collisions import mesh_in_reach
+from rocketrl.sim.warp.collisions import mesh_in_reach, plane_normal
 from rocketrl.sim.warp.constants import (
     BACK_SUSPENSION_REST,
     BACK_WHEEL_OFFSET,
@@ -102,18 +102,6 @@ def plane_point(k: int) -> wp.vec3:
     if k == 2:
         return wp.vec3(-EXTENT_X, 0.0, 0.0)
     return wp.vec3(EXTENT_X, 0.0, 0.0)
-
-
-@wp.func
-def plane_normal(k: int) -> wp.vec3:
-    """Unit normal (into the field) of arena plane k (see plane_point)."""
-    if k == 0:
-        return wp.vec3(0.0, 0.0, 1.0)
-    if k == 1:
-        return wp.vec3(0.0, 0.0, -1.0)
-    if k == 2:
-        return wp.vec3(1.0, 0.0, 0.0)
-    return wp.vec3(-1.0, 0.0, 0.0)
 
 
 @wp.func_native(
