@@ -31,7 +31,8 @@ UNTIMED = ("time/", "charts/SPS")
 
 
 def train(tree: Path, preset: str, seed: int, minutes: float, logdir: Path, name: str) -> dict:
-    """Train `preset` from source tree `tree` for `minutes`; the run's folder, commit and wall seconds."""
+    """Train `preset` from source tree `tree` for `minutes` into logdir/name; the tree, its commit and the wall
+    seconds."""
     env = dict(os.environ, PYTHONPATH=str(tree))
     command = [
         sys.executable, "-m", "rocketrl.cli", "train", "--preset", preset, "--seed", str(seed),
@@ -45,8 +46,7 @@ def train(tree: Path, preset: str, seed: int, minutes: float, logdir: Path, name
         tail = log.read_text().splitlines()[-15:]
         raise SystemExit(f"training from {tree} failed (exit {done.returncode}):\n" + "\n".join(tail))
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tree, capture_output=True, text=True).stdout.strip()
-    return {"tree": str(tree), "commit": commit or None, "run": str(logdir / name),
-            "wall_seconds": round(time.perf_counter() - started, 1)}  # fmt: skip
+    return {"tree": str(tree), "commit": commit or None, "wall_seconds": round(time.perf_counter() - started, 1)}
 
 
 def scalars(run: Path) -> dict[str, dict[int, float]]:
@@ -67,11 +67,11 @@ def first_difference(a: dict[str, dict[int, float]], b: dict[str, dict[int, floa
     that differ there), or None."""
     tags = sorted(set(a) & set(b))
     steps = sorted(set(a.get("losses/policy", {})) & set(b.get("losses/policy", {})))
-    for step in steps:
+    for update, step in enumerate(steps, start=1):
         differ = [tag for tag in tags if step in a[tag] and step in b[tag] and a[tag][step] != b[tag][step]]
         if differ:
             return {"common_updates": len(steps), "common_steps": steps[-1], "parted_at_step": step,
-                    "parted_at_update": steps.index(step) + 1, "tags_that_differ": differ}  # fmt: skip
+                    "parted_at_update": update, "tags_that_differ": differ}  # fmt: skip
     return {"common_updates": len(steps), "common_steps": steps[-1] if steps else 0, "parted_at_step": None,
             "parted_at_update": None, "tags_that_differ": []}  # fmt: skip
 
@@ -94,11 +94,11 @@ def main() -> None:
         if not (tree / "rocketrl" / "cli.py").is_file():
             parser.error(f"--tree {tree}: not a rocketrl source tree (no rocketrl/cli.py)")
     with tempfile.TemporaryDirectory(prefix="train_repeat-") as tmp:
-        runs = [train(tree, args.preset, args.seed, args.minutes, Path(tmp), f"run{i}") for i, tree in enumerate(trees)]
-        found = [scalars(Path(run["run"])) for run in runs]
+        names = ("run0", "run1")
+        runs = [train(tree, args.preset, args.seed, args.minutes, Path(tmp), name) for tree, name in zip(trees, names)]
+        found = [scalars(Path(tmp) / name) for name in names]
         for run, values in zip(runs, found):
             run["updates"] = len(values.get("losses/policy", {}))
-            run.pop("run")
         report = {"benchmark": "train_repeat", "preset": args.preset, "seed": args.seed, "minutes": args.minutes,
                   "runs": runs, **first_difference(*found), "machine": machine_info()}  # fmt: skip
     report["same"] = report["parted_at_step"] is None

@@ -178,7 +178,7 @@ def test_forgetting_every_near_face_list_each_step_changes_nothing():
         for engine in engines:
             engine.reset(torch.ones(arenas, dtype=torch.bool), start)
         draw = torch.Generator().manual_seed(4)
-        relisted = 0
+        listed = 0
         for _ in range(120):
             controls = torch.rand(arenas, 2, 8, generator=draw) * 2.0 - 1.0
             controls[..., 0] = controls[..., 0].abs()  # mostly forward
@@ -186,8 +186,8 @@ def test_forgetting_every_near_face_list_each_step_changes_nothing():
             engines[1].t["car_near_count"].fill_(-1)
             for engine in engines:
                 engine.step(controls)
-            relisted += int((engines[1].t["car_near_count"] >= 0).sum())
-        assert relisted > 2_000  # cars came near the meshes (about 9,000 of 23,040 car-steps listed)
+            listed += int((engines[1].t["car_near_count"] >= 0).sum())
+        assert listed > 2_000  # cars came near the meshes (about 9,000 of 23,040 car-steps listed)
         for name, value in engines[0].t.items():
             if not name.startswith("car_near_"):
                 assert torch.equal(value, engines[1].t[name]), name
