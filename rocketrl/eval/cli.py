@@ -116,6 +116,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         specs = [s.strip() for s in args.policies.split(",") if s.strip()]
         if len(specs) < 2:
             raise ValueError("--policies: a tournament needs at least two policies")
+        twice = sorted({s for s in specs if specs.count(s) > 1})
+        if twice:
+            raise ValueError(f"--policies: {', '.join(map(repr, twice))} given twice; name each policy once")
         pairings = list(itertools.combinations(specs, 2))
     else:
         if not args.checkpoint:
@@ -158,9 +161,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
             replay_dir=str(Path(args.replays) / f"{_slug(names[a])}_vs_{_slug(names[b])}") if args.replays else None,
         )
         result = play_match(policies[a], policies[b], config, names[a], names[b], device=args.device)
-        table.record_many(names[a], names[b], result.wins, result.draws, result.losses)
+        mirror = names[a] == names[b]
+        if not mirror:  # a policy against itself says nothing about its rating
+            table.record_many(names[a], names[b], result.wins, result.draws, result.losses)
         results.append(result)
-        print(result.summary(), f"[{result.wall_seconds:.0f} s]", flush=True)
+        print(
+            result.summary(),
+            f"[{result.wall_seconds:.0f} s]",
+            "(a mirror match: not rated)" if mirror else "",
+            flush=True,
+        )
         if config.replay_dir is not None:
             figures = stats_of_files([config.replay_dir])
             styles.append(figures)
