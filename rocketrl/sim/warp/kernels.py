@@ -15,7 +15,9 @@ CPU_COMPILER_FLAGS = (
 """Clang flags of the CPU build: the host's instruction set and LLVM's inlining raised well past its defaults
 (Warp 1.19's own default, written out so that it holds on every Warp version and whatever `wp.config` says).
 Measured paired (`docs/engine_ab_compiler_flags.json`): LLVM's default inlining steps at 0.38-0.47x, -O3 at
-0.60-0.69x, more inlining or no vectorizers within the noise."""
+0.60-0.69x, more inlining or no vectorizers within the noise; clang's fast math 1.02-1.08x, left out because it
+lets the compiler reorder the arithmetic and drop NaN and signed-zero handling, which every figure measured against
+RocketSim would have to be measured again for."""
 
 MODULE_OPTIONS: dict[str, object] = {"enable_backward": False}
 """Warp module options of the engine's kernel modules (this one and phase_kernels). Nothing differentiates a step:
