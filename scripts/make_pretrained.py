@@ -27,6 +27,8 @@ def main(report_path: str) -> None:
     card = {
         "name": "vs_rule_1v1",
         "preset": report["preset"],
+        "variant": report.get("variant"),
+        "train_engine": report.get("train_engine"),
         "seed": report.get("seed"),
         "commit": report.get("commit"),
         "steps": meta.get("step"),

@@ -20,7 +20,7 @@ RULE_POLICY = "rule_policy"
 RANDOM_POLICY = "random"
 PRETRAINED = "pretrained"
 PRETRAINED_CHECKPOINT = Path(__file__).resolve().parent.parent / "pretrained" / "vs_rule_1v1.safetensors"
-"""The 1v1 bot shipped with the package (`--checkpoint pretrained`), trained with the vs_rule preset."""
+"""The 1v1 bot shipped with the package (`--checkpoint pretrained`), trained with the vs_rule_imitate preset."""
 
 
 def resolve_checkpoint(spec: str | Path) -> Path:
