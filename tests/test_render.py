@@ -141,7 +141,7 @@ def test_version_1_replays_render_and_bad_input_is_a_clear_error(tmp_path, capsy
     assert rocketrl_main(["render", str(tmp_path / "old.safetensors"), "--out", str(tmp_path / "old.gif")]) == 0
     (tmp_path / "junk.safetensors").write_bytes(b"not a replay")
     assert rocketrl_main(["render", str(tmp_path / "junk.safetensors"), "--out", str(tmp_path / "j.mp4")]) == 2
-    assert "not a safetensors file" in capsys.readouterr().out
+    assert "rocketrl render: error:" in (err := capsys.readouterr().err) and "not a safetensors file" in err
     assert rocketrl_main(["render", str(path), "--out", str(tmp_path / "game.avi")]) == 2
-    assert ".mp4 or .gif" in capsys.readouterr().out
+    assert ".mp4 or .gif" in capsys.readouterr().err
     assert not (tmp_path / "j.mp4").exists() and not list(tmp_path.glob(".*partial*"))

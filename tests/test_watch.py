@@ -44,11 +44,11 @@ def test_watch_two_games_writes_one_video_each(tmp_path) -> None:
 @pytest.mark.skipif(importlib.util.find_spec("rlviser_py") is not None, reason="rlviser-py is installed here")
 def test_live_without_rlviser_says_what_to_install(tmp_path, capsys) -> None:
     assert rocketrl_main(["watch", "--checkpoint", "pretrained", "--live"]) == 2
-    assert "pip install rlviser-py" in capsys.readouterr().out
+    assert "pip install rlviser-py" in capsys.readouterr().err
 
 
 def test_watch_bad_inputs_are_clear_errors(tmp_path, capsys) -> None:
     assert rocketrl_main(["watch", "--checkpoint", str(tmp_path / "missing.safetensors"), "--out", "x.mp4"]) == 2
-    assert "nor an existing checkpoint file" in capsys.readouterr().out
+    assert "rocketrl watch: error:" in (err := capsys.readouterr().err) and "nor an existing checkpoint file" in err
     assert rocketrl_main(["watch", "--checkpoint", "pretrained", "--out", str(tmp_path / "x.webm")]) == 2
-    assert ".mp4 or .gif" in capsys.readouterr().out
+    assert ".mp4 or .gif" in capsys.readouterr().err

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -80,6 +81,12 @@ def render_replay(replay_path: str | Path, out: str | Path, fps: float, speed: f
     return write_frames(render_frames(replay, view, fps, speed), out, fps)
 
 
+def _error(command: str, problem: object) -> int:
+    """Say what is wrong on stderr, as every rocketrl command does, and give the exit status of bad input (2)."""
+    print(f"rocketrl {command}: error: {problem}", file=sys.stderr)
+    return 2
+
+
 def cmd_render(args: argparse.Namespace) -> int:
     from rocketrl.league.replay import ReplayFormatError
     from rocketrl.render.video import RenderDependencyError, check_dependencies
@@ -88,15 +95,13 @@ def cmd_render(args: argparse.Namespace) -> int:
         args.out = str(Path(args.replay).with_suffix(".mp4"))
     problem = _check_video_args(args)
     if problem:
-        print(f"error: {problem}")
-        return 2
+        return _error("render", problem)
     try:
         check_dependencies()
         started = time.perf_counter()
         path, frames = render_replay(args.replay, args.out, args.fps, args.speed, args.view)
     except (RenderDependencyError, ReplayFormatError, FileNotFoundError) as err:
-        print(f"error: {err}")
-        return 2
+        return _error("render", err)
     seconds = time.perf_counter() - started
     print(f"{frames} frames ({frames / args.fps:.1f} s of video) written to {path} in {seconds:.1f} s")
     return 0
@@ -116,25 +121,21 @@ def cmd_watch(args: argparse.Namespace) -> int:
         try:
             rlviser = load_rlviser()
         except ImportError as err:
-            print(f"error: {err}")
-            return 2
+            return _error("watch", err)
     else:
         problem = _check_video_args(args)
         if problem:
-            print(f"error: {problem}")
-            return 2
+            return _error("watch", problem)
         try:
             check_dependencies()
         except RenderDependencyError as err:
-            print(f"error: {err}")
-            return 2
+            return _error("watch", err)
     torch.set_num_threads(1)
     try:
         bot = load_policy(args.checkpoint, deterministic=not args.sample, seed=args.seed)
         opponent = load_policy(args.opponent, seed=args.seed)
     except (FileNotFoundError, ValueError) as err:
-        print(f"error: {err}")
-        return 2
+        return _error("watch", err)
     names = (policy_name(args.checkpoint), policy_name(args.opponent))
     replay_dir = Path(args.keep_replays) if args.keep_replays else Path(tempfile.mkdtemp(prefix="rocketrl-watch-"))
     blue, orange = args.team_size
