@@ -209,7 +209,7 @@ def test_export_refuses_to_overwrite_and_names_the_fix(exported, tmp_path, capsy
     assert (
         rocketrl_main(["export", "--checkpoint", str(tmp_path / "nope.safetensors"), "--out", str(tmp_path / "b")]) == 2
     )
-    assert "does not exist" in capsys.readouterr().out
+    assert "rocketrl export: error:" in (err := capsys.readouterr().err) and "does not exist" in err
     assert not (tmp_path / "b").exists()
 
 

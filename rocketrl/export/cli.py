@@ -7,6 +7,7 @@ rocketrl export --checkpoint PATH|pretrained --format onnx --out actor.onnx [--f
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 
@@ -36,7 +37,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
         folder = export_rlbot(args.checkpoint, args.out, name=args.name, force=args.force)
     except (ExportError, FileNotFoundError) as err:
-        print(f"error: {err}")
+        print(f"rocketrl export: error: {err}", file=sys.stderr)
         return 2
     files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
     print(f"bot folder written to {folder}:")
@@ -53,7 +54,11 @@ def _export_onnx(args: argparse.Namespace) -> int:
     try:
         import onnx  # noqa: F401  (the exporter writes through it)
     except ImportError:
-        print("error: --format onnx needs the onnx package: pip install 'rocketrl[onnx]' (onnx and onnxruntime)")
+        print(
+            "rocketrl export: error: --format onnx needs the onnx package: pip install 'rocketrl[onnx]' (onnx and "
+            "onnxruntime)",
+            file=sys.stderr,
+        )
         return 2
     from rocketrl.export.onnx_export import export_onnx
 
