@@ -165,12 +165,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if not mirror:  # a policy against itself says nothing about its rating
             table.record_many(names[a], names[b], result.wins, result.draws, result.losses)
         results.append(result)
-        print(
-            result.summary(),
-            f"[{result.wall_seconds:.0f} s]",
-            "(a mirror match: not rated)" if mirror else "",
-            flush=True,
-        )
+        note = " (a mirror match: not rated)" if mirror else ""
+        print(result.summary(), f"[{result.wall_seconds:.0f} s]{note}", flush=True)
         if config.replay_dir is not None:
             figures = stats_of_files([config.replay_dir])
             styles.append(figures)
