@@ -51,9 +51,11 @@ SCRIPTED_START_SPEED = {"drop_from_rest": 0.0, "boost_to_max_speed": 2000.0}
 """Scripted cases that start at another forward speed: name -> speed (uu/s)."""
 
 
-def _blank_state(k: int) -> ResetState:
+def blank_state(k: int, ball_spot: tuple[float, float, float] = BALL_SPOT) -> ResetState:
+    """k arenas of one car at the origin, at rest, with full boost, and the ball at rest at `ball_spot` (uu); the
+    cases set their own fields after."""
     return ResetState(
-        ball_pos=torch.tensor([BALL_SPOT] * k),
+        ball_pos=torch.tensor([ball_spot] * k),
         ball_vel=torch.zeros(k, 3),
         ball_ang_vel=torch.zeros(k, 3),
         car_pos=torch.zeros(k, 1, 3),
@@ -64,6 +66,36 @@ def _blank_state(k: int) -> ResetState:
     )
 
 
+def stick_values(g: torch.Generator, holds: int, count: int) -> torch.Tensor:
+    """(holds, count) values of one analog control: 0, +1, -1 or uniform in [-1, 1], a quarter each."""
+    kind = torch.randint(0, 4, (holds, count), generator=g)
+    uniform = torch.rand(holds, count, generator=g) * 2.0 - 1.0
+    return torch.where(kind == 0, 0.0, torch.where(kind == 1, 1.0, torch.where(kind == 2, -1.0, uniform)))
+
+
+def driving_controls(
+    g: torch.Generator, count: int, seconds: float, full_throttle_forward: bool, jump_share: float
+) -> torch.Tensor:
+    """Random controls of cars on a surface (ticks, count, 1, 8), each held CONTROL_HOLD ticks: throttle, steer,
+    pitch, yaw and roll each stick_values; with probability 1/2 per hold the throttle leans forward (its absolute
+    value, or full throttle when `full_throttle_forward`); boost with probability 1/4, handbrake 1/5; jump held
+    for one hold at a random time in `jump_share` of the sequences."""
+    holds = math.ceil(seconds * TICKS_PER_SECOND / CONTROL_HOLD)
+    controls = torch.zeros(holds, count, 1, 8)
+    for axis_index in (0, 1, 2, 3, 4):
+        controls[:, :, 0, axis_index] = stick_values(g, holds, count)
+    forward = torch.rand(holds, count, generator=g) < 0.5
+    leaning = 1.0 if full_throttle_forward else controls[:, :, 0, 0].abs()
+    controls[:, :, 0, 0] = torch.where(forward, leaning, controls[:, :, 0, 0])
+    controls[:, :, 0, 6] = (torch.rand(holds, count, generator=g) < 0.25).float()
+    controls[:, :, 0, 7] = (torch.rand(holds, count, generator=g) < 0.2).float()
+    jump_hold = torch.randint(0, holds, (count,), generator=g)
+    jumps = torch.rand(count, generator=g) < jump_share
+    controls[jump_hold[jumps], jumps.nonzero().flatten(), 0, 5] = 1.0
+    ticks = int(round(seconds * TICKS_PER_SECOND))
+    return controls.repeat_interleave(CONTROL_HOLD, dim=0)[:ticks]
+
+
 def random_air_cases(count: int, seconds: float = AIR_TIMES[-1], seed: int = 0) -> tuple[ResetState, torch.Tensor]:
     """`count` random airborne cars and their controls (ticks, count, 1, 8), each held CONTROL_HOLD ticks.
 
@@ -72,7 +104,7 @@ def random_air_cases(count: int, seconds: float = AIR_TIMES[-1], seed: int = 0) 
     each 0, +-1 or uniform in [-1, 1]; jump with probability 1/4 (a held jump is pressed again only after a
     release), boost with probability 1/2, steer and handbrake random (no effect in the air)."""
     g = torch.Generator().manual_seed(seed)
-    state = _blank_state(count)
+    state = blank_state(count)
     lo = torch.tensor([-1200.0, -2000.0, 800.0])
     hi = torch.tensor([1200.0, 2000.0, 1300.0])
     state.car_pos[:, 0] = lo + (hi - lo) * torch.rand(count, 3, generator=g)
@@ -88,10 +120,7 @@ def random_air_cases(count: int, seconds: float = AIR_TIMES[-1], seed: int = 0) 
     holds = math.ceil(seconds * TICKS_PER_SECOND / CONTROL_HOLD)
     controls = torch.zeros(holds, count, 1, 8)
     for axis_index in (0, 2, 3, 4):
-        kind = torch.randint(0, 4, (holds, count), generator=g)
-        uniform = torch.rand(holds, count, generator=g) * 2.0 - 1.0
-        value = torch.where(kind == 0, 0.0, torch.where(kind == 1, 1.0, torch.where(kind == 2, -1.0, uniform)))
-        controls[:, :, 0, axis_index] = value
+        controls[:, :, 0, axis_index] = stick_values(g, holds, count)
     controls[:, :, 0, 1] = torch.rand(holds, count, generator=g) * 2.0 - 1.0
     controls[:, :, 0, 5] = (torch.rand(holds, count, generator=g) < 0.25).float()
     controls[:, :, 0, 6] = (torch.rand(holds, count, generator=g) < 0.5).float()
@@ -104,7 +133,7 @@ def scripted_air_cases(seconds: float = AIR_TIMES[-1]) -> tuple[list[str], Reset
     """The SCRIPTED cases: names, their states and their controls (ticks, cases, 1, 8)."""
     names = list(SCRIPTED)
     k = len(names)
-    state = _blank_state(k)
+    state = blank_state(k)
     state.car_pos[:, 0] = torch.tensor([0.0, 0.0, 1000.0])
     state.car_vel[:, 0, 1] = torch.tensor([SCRIPTED_START_SPEED.get(name, 500.0) for name in names])
     state.car_rotation[:, 0, 1] = math.pi / 2

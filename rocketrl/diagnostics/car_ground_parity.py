@@ -19,12 +19,16 @@ import math
 
 import torch
 
-from rocketrl.diagnostics.car_air_parity import car_paths, errors_by_case, errors_by_time
+from rocketrl.diagnostics.car_air_parity import (
+    CONTROL_HOLD,
+    TICKS_PER_SECOND,
+    car_paths,
+    driving_controls,
+    errors_by_case,
+    errors_by_time,
+)
 from rocketrl.sim.state import ResetState
 
-TICKS_PER_SECOND = 120
-CONTROL_HOLD = 8
-"""Ticks each random control is held (the env's tick skip)."""
 GROUND_TIMES = (0.5, 1.0, 2.0)
 """Seconds after the start at which errors are measured; the last is the window's end."""
 REST_Z = 17.0
@@ -98,22 +102,7 @@ def random_ground_cases(
     state.car_pos[:, 0, 1] = (torch.rand(count, generator=g) * 2.0 - 1.0) * 2500.0
     state.car_rotation[:, 0, 1] = (torch.rand(count, generator=g) * 2.0 - 1.0) * math.pi
     state.car_boost[:, 0] = torch.rand(count, generator=g) * 100.0
-    holds = math.ceil(seconds * TICKS_PER_SECOND / CONTROL_HOLD)
-    controls = torch.zeros(holds, count, 1, 8)
-    for axis_index in (0, 1, 2, 3, 4):
-        kind = torch.randint(0, 4, (holds, count), generator=g)
-        uniform = torch.rand(holds, count, generator=g) * 2.0 - 1.0
-        value = torch.where(kind == 0, 0.0, torch.where(kind == 1, 1.0, torch.where(kind == 2, -1.0, uniform)))
-        controls[:, :, 0, axis_index] = value
-    forward = torch.rand(holds, count, generator=g) < 0.5
-    controls[:, :, 0, 0] = torch.where(forward, controls[:, :, 0, 0].abs(), controls[:, :, 0, 0])
-    controls[:, :, 0, 6] = (torch.rand(holds, count, generator=g) < 0.25).float()
-    controls[:, :, 0, 7] = (torch.rand(holds, count, generator=g) < 0.2).float()
-    jump_hold = torch.randint(0, holds, (count,), generator=g)
-    jumps = torch.rand(count, generator=g) < 0.5
-    controls[jump_hold[jumps], jumps.nonzero().flatten(), 0, 5] = 1.0
-    ticks = int(round(seconds * TICKS_PER_SECOND))
-    return state, controls.repeat_interleave(CONTROL_HOLD, dim=0)[:ticks]
+    return state, driving_controls(g, count, seconds, full_throttle_forward=False, jump_share=0.5)
 
 
 def scripted_ground_cases(seconds: float = GROUND_TIMES[-1]) -> tuple[list[str], ResetState, torch.Tensor]:

@@ -16,12 +16,17 @@ import math
 
 import torch
 
-from rocketrl.diagnostics.car_air_parity import car_paths, errors_by_case, errors_by_time
+from rocketrl.diagnostics.car_air_parity import (
+    CONTROL_HOLD,
+    TICKS_PER_SECOND,
+    blank_state,
+    car_paths,
+    driving_controls,
+    errors_by_case,
+    errors_by_time,
+)
 from rocketrl.sim.state import ResetState
 
-TICKS_PER_SECOND = 120
-CONTROL_HOLD = 8
-"""Ticks each random control is held (the env's tick skip)."""
 WALL_TIMES = (0.5, 1.0, 4.0)
 """Seconds after the start at which errors are measured; the last is the window's end."""
 REST_GAP = 17.0
@@ -69,19 +74,6 @@ pitch on a wall, see SURFACES), start speed along forward (uu/s), (throttle, ste
 jump)), controls held for the whole window except jump (1: held from 0.5 s for 8 ticks)."""
 
 
-def _blank_state(k: int) -> ResetState:
-    return ResetState(
-        ball_pos=torch.tensor([BALL_SPOT] * k),
-        ball_vel=torch.zeros(k, 3),
-        ball_ang_vel=torch.zeros(k, 3),
-        car_pos=torch.zeros(k, 1, 3),
-        car_vel=torch.zeros(k, 1, 3),
-        car_ang_vel=torch.zeros(k, 1, 3),
-        car_rotation=torch.zeros(k, 1, 3),
-        car_boost=torch.full((k, 1), 100.0),
-    )
-
-
 def surface_rotation(surface: str, heading: float) -> tuple[float, float, float]:
     """(pitch, yaw, roll) (rad) of a car standing on `surface` (see SURFACES) with the given heading."""
     _, yaw, roll = SURFACES[surface]
@@ -100,7 +92,7 @@ def scripted_wall_cases(seconds: float = WALL_TIMES[-1]) -> tuple[list[str], Res
     """The SCRIPTED cases: names, their states and their controls (ticks, cases, 1, 8)."""
     names = list(SCRIPTED)
     k = len(names)
-    state = _blank_state(k)
+    state = blank_state(k, BALL_SPOT)
     ticks = int(round(seconds * TICKS_PER_SECOND))
     controls = torch.zeros(ticks, k, 1, 8)
     jump_start = int(round(0.5 * TICKS_PER_SECOND))
@@ -133,7 +125,7 @@ def random_wall_cases(count: int, seconds: float = WALL_TIMES[-1], seed: int = 0
     boost with probability 1/4, handbrake 1/5; jump held for one hold at most, with probability 1/4 per
     sequence."""
     g = torch.Generator().manual_seed(seed)
-    state = _blank_state(count)
+    state = blank_state(count, BALL_SPOT)
     for i in range(count):
         surface = RANDOM_WALLS[i % len(RANDOM_WALLS)]
         normal = SURFACES[surface][0]
@@ -151,22 +143,7 @@ def random_wall_cases(count: int, seconds: float = WALL_TIMES[-1], seed: int = 0
         state.car_rotation[i, 0] = torch.tensor(rotation)
         state.car_vel[i, 0] = torch.tensor(forward_of(rotation)) * speed
     state.car_boost[:, 0] = torch.rand(count, generator=g) * 100.0
-    holds = math.ceil(seconds * TICKS_PER_SECOND / CONTROL_HOLD)
-    controls = torch.zeros(holds, count, 1, 8)
-    for axis_index in (0, 1, 2, 3, 4):
-        kind = torch.randint(0, 4, (holds, count), generator=g)
-        uniform = torch.rand(holds, count, generator=g) * 2.0 - 1.0
-        value = torch.where(kind == 0, 0.0, torch.where(kind == 1, 1.0, torch.where(kind == 2, -1.0, uniform)))
-        controls[:, :, 0, axis_index] = value
-    forward = torch.rand(holds, count, generator=g) < 0.5
-    controls[:, :, 0, 0] = torch.where(forward, 1.0, controls[:, :, 0, 0])
-    controls[:, :, 0, 6] = (torch.rand(holds, count, generator=g) < 0.25).float()
-    controls[:, :, 0, 7] = (torch.rand(holds, count, generator=g) < 0.2).float()
-    jump_hold = torch.randint(0, holds, (count,), generator=g)
-    jumps = torch.rand(count, generator=g) < 0.25
-    controls[jump_hold[jumps], jumps.nonzero().flatten(), 0, 5] = 1.0
-    ticks = int(round(seconds * TICKS_PER_SECOND))
-    return state, controls.repeat_interleave(CONTROL_HOLD, dim=0)[:ticks]
+    return state, driving_controls(g, count, seconds, full_throttle_forward=True, jump_share=0.25)
 
 
 def random_wall_report(count: int = RANDOM_SEQUENCES, seed: int = 0) -> dict:
