@@ -7,7 +7,6 @@ rocketrl export --checkpoint PATH|pretrained --format onnx --out actor.onnx [--f
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 
@@ -28,17 +27,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from rocketrl.export.bundle import ExportError
 
-    try:
-        if args.format == "onnx":
-            return _export_onnx(args)
-        from rocketrl.export.bundle import export_rlbot
+    if args.format == "onnx":
+        return _export_onnx(args)
+    from rocketrl.export.bundle import export_rlbot
 
-        folder = export_rlbot(args.checkpoint, args.out, name=args.name, force=args.force)
-    except (ExportError, FileNotFoundError) as err:
-        print(f"rocketrl export: error: {err}", file=sys.stderr)
-        return 2
+    folder = export_rlbot(args.checkpoint, args.out, name=args.name, force=args.force)
     files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
     print(f"bot folder written to {folder}:")
     for name in files:
@@ -54,12 +48,9 @@ def _export_onnx(args: argparse.Namespace) -> int:
     try:
         import onnx  # noqa: F401  (the exporter writes through it)
     except ImportError:
-        print(
-            "rocketrl export: error: --format onnx needs the onnx package: pip install 'rocketrl[onnx]' (onnx and "
-            "onnxruntime)",
-            file=sys.stderr,
-        )
-        return 2
+        raise RuntimeError(
+            "--format onnx needs the onnx package: pip install 'rocketrl[onnx]' (onnx and onnxruntime)"
+        ) from None
     from rocketrl.export.onnx_export import export_onnx
 
     path = export_onnx(args.checkpoint, Path(args.out), force=args.force)

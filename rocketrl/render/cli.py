@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -81,27 +80,20 @@ def render_replay(replay_path: str | Path, out: str | Path, fps: float, speed: f
     return write_frames(render_frames(replay, view, fps, speed), out, fps)
 
 
-def _error(command: str, problem: object) -> int:
-    """Say what is wrong on stderr, as every rocketrl command does, and give the exit status of bad input (2)."""
-    print(f"rocketrl {command}: error: {problem}", file=sys.stderr)
-    return 2
-
-
 def cmd_render(args: argparse.Namespace) -> int:
-    from rocketrl.league.replay import ReplayFormatError
     from rocketrl.render.video import RenderDependencyError, check_dependencies
 
     if args.out is None:
         args.out = str(Path(args.replay).with_suffix(".mp4"))
     problem = _check_video_args(args)
     if problem:
-        return _error("render", problem)
+        raise ValueError(problem)
     try:
         check_dependencies()
-        started = time.perf_counter()
-        path, frames = render_replay(args.replay, args.out, args.fps, args.speed, args.view)
-    except (RenderDependencyError, ReplayFormatError, FileNotFoundError) as err:
-        return _error("render", err)
+    except RenderDependencyError as err:  # rocketrl's main reports ValueError and RuntimeError, not ImportError
+        raise RuntimeError(str(err)) from err
+    started = time.perf_counter()
+    path, frames = render_replay(args.replay, args.out, args.fps, args.speed, args.view)
     seconds = time.perf_counter() - started
     print(f"{frames} frames ({frames / args.fps:.1f} s of video) written to {path} in {seconds:.1f} s")
     return 0
@@ -120,22 +112,19 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
         try:
             rlviser = load_rlviser()
-        except ImportError as err:
-            return _error("watch", err)
+        except ImportError as err:  # rocketrl's main reports ValueError and RuntimeError, not ImportError
+            raise RuntimeError(str(err)) from err
     else:
         problem = _check_video_args(args)
         if problem:
-            return _error("watch", problem)
+            raise ValueError(problem)
         try:
             check_dependencies()
         except RenderDependencyError as err:
-            return _error("watch", err)
+            raise RuntimeError(str(err)) from err
     torch.set_num_threads(1)
-    try:
-        bot = load_policy(args.checkpoint, deterministic=not args.sample, seed=args.seed)
-        opponent = load_policy(args.opponent, seed=args.seed)
-    except (FileNotFoundError, ValueError) as err:
-        return _error("watch", err)
+    bot = load_policy(args.checkpoint, deterministic=not args.sample, seed=args.seed)
+    opponent = load_policy(args.opponent, seed=args.seed)
     names = (policy_name(args.checkpoint), policy_name(args.opponent))
     replay_dir = Path(args.keep_replays) if args.keep_replays else Path(tempfile.mkdtemp(prefix="rocketrl-watch-"))
     blue, orange = args.team_size
