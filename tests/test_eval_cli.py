@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from rocketrl.cli import main
@@ -31,7 +33,9 @@ def test_a_policy_against_itself_is_played_and_left_out_of_the_ratings(played, t
     assert played == [("rule_policy", "rule_policy"), ("rule_policy", "random")]
     out = capsys.readouterr().out
     assert "mirror match: not rated" in out
-    assert ratings.is_file()  # the rated pairing was saved, nothing lost to the mirror one
+    # the rated pairing was saved, nothing lost to the mirror one, which is not in the table
+    players = {p["name"]: p for p in json.loads(ratings.read_text())["ratings"]["players"]}
+    assert players["random"]["games"] == 1 and players["rule_policy"]["games"] == 1
 
 
 def test_a_tournament_naming_a_policy_twice_is_refused_before_any_game(played, capsys) -> None:
