@@ -263,7 +263,26 @@ def cmd_info(args: argparse.Namespace) -> int:
     print(f"rocketsim    {rocketsim_version}")
     print(f"meshes       {meshes}")
     print(f"cpu cores    {os.cpu_count()}")
+    print_cpu_target()
     return 0 if not meshes.startswith("NOT FOUND") else 1
+
+
+def print_cpu_target() -> None:
+    """The CPU, its instruction-set flags, and the target the warp engine's CPU kernels are built for."""
+    from rocketrl.diagnostics.cpu_arithmetic import cpu_summary, kernel_target
+
+    cpu = cpu_summary()
+    print(f"cpu          {cpu['cpu']} (flags: {' '.join(cpu['flags']) or 'baseline x86-64'})")
+    try:
+        target = kernel_target()
+    except Exception as error:  # warp missing or its LLVM backend unavailable: the RocketSim engine still works
+        print(f"warp kernels unavailable ({error})")
+        return
+    if target["cpu_target"] == "native":
+        sets = " ".join(str(s) for s in target.get("instruction_sets", []))
+        print(f"warp         {target['warp']}, CPU kernels for this host ({target.get('llvm_host_cpu', '?')}): {sets}")
+    else:
+        print(f"warp         {target['warp']}, CPU kernels for {target['cpu_target']} (ROCKETRL_WARP_CPU_TARGET)")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -107,16 +107,39 @@ def test_the_head_on_fifty_fifty_parts_from_itself_in_rocketsim() -> None:
     assert float(err["relative"][1, :2].max()) < 1e-4, err["relative"].tolist()
 
 
+MAX_KNIFE_EDGES = 2
+"""Random sequences of 64 allowed to end outside END_PATH_SHARE, each only where it is a knife edge (measured: none
+from kickoffs; random state 60 of seed 1 with Intel's RocketSim, none with AMD's)."""
+
+
+def assert_end_within_share_or_on_a_knife_edge(state, controls, paths) -> None:
+    """Both cars within END_PATH_SHARE of their RocketSim path at 4 s, or, for at most MAX_KNIFE_EDGES sequences,
+    on a knife edge: 2-ulp nudges of the start send RocketSim's own run elsewhere, and warp's run ends within
+    END_PATH_SHARE of one of RocketSim's. Which way such a sequence falls depends on the CPU's rounding
+    (rocketrl.diagnostics.cpu_arithmetic): RocketSim's rsqrtss estimate is Intel's or AMD's own."""
+    shares = parity.end_path_shares(paths)
+    outside = (shares > parity.END_PATH_SHARE).nonzero().flatten().tolist()
+    assert len(outside) <= MAX_KNIFE_EDGES, {a: round(float(shares[a]), 4) for a in outside}
+    for arena in outside:
+        edge = parity.knife_edge(state, controls, arena)
+        assert edge["rocketsim_parted"] >= 1, (
+            f"sequence {arena} ends {float(shares[arena]):.1%} off and is no knife edge"
+        )
+        assert edge["warp_shadow_share"] <= parity.END_PATH_SHARE, (arena, edge)
+
+
 def test_most_random_kickoff_sequences_replay_rocketsim_for_a_second() -> None:
     # The issue's measures: 64 random 4 s control sequences from kickoffs, both cars within 1 uu of
     # RocketSim's at 1 s in at least 90% of them and within 1% of their path in all (measured: all 64 on
     # both; 87.5% and 96.9% before the plane manifolds and RocketSim's auto-roll on contact).
-    report = parity.random_report("kickoff")
+    state, controls = parity.random_sequences("kickoff")
+    paths = parity.contact_paths(state, controls)
+    report = parity.random_report("kickoff", paths=paths)
     assert report["share_cars_within_1.0uu_at_1.0s"] >= 0.9, report["share_cars_within_1.0uu_at_1.0s"]
     assert report["share_cars_within_1%_of_path_at_1.0s"] == 1.0, report["share_cars_within_1%_of_path_at_1.0s"]
-    # At 4 s the target is all within 5% of the path; all 64 are since the auto-flip runs where RocketSim runs it
-    # (before the double jump, which it blocks).
-    assert report["share_cars_within_5%_of_path_at_4.0s"] == 1.0, report["share_cars_within_5%_of_path_at_4.0s"]
+    # At 4 s all within 5% of the path (all 64 since the auto-flip runs where RocketSim runs it, before the double
+    # jump, which it blocks), knife edges aside.
+    assert_end_within_share_or_on_a_knife_edge(state, controls, paths)
 
 
 def test_random_states_replay_rocketsim_through_their_mesh_contacts() -> None:
@@ -124,8 +147,11 @@ def test_random_states_replay_rocketsim_through_their_mesh_contacts() -> None:
     # the issue's targets, both cars within 1 uu of RocketSim's at 1 s in at least 90%, within 1% of their path at
     # 1 s and within 5% at 4 s in all, are met on all 64 since every car contact is made anew each tick, GJK is
     # replayed, the auto-roll reads the last point's normal and the first tick's push-back uses Bullet's default
-    # step (62, 62 and 56 of 64 before).
-    report = parity.random_report("random", seed=1)
+    # step (62, 62 and 56 of 64 before). At 4 s sequence 60 is a knife edge: 2-ulp nudges of its start scatter
+    # RocketSim's orange car 97-250 uu, and warp's run ends 0.04 uu from one of them (docs/cpu_determinism.json).
+    state, controls = parity.random_sequences("random", seed=1)
+    paths = parity.contact_paths(state, controls)
+    report = parity.random_report("random", seed=1, paths=paths)
     assert report["share_cars_within_1.0uu_at_1.0s"] == 1.0, report["share_cars_within_1.0uu_at_1.0s"]
     assert report["share_cars_within_1%_of_path_at_1.0s"] == 1.0, report["share_cars_within_1%_of_path_at_1.0s"]
-    assert report["share_cars_within_5%_of_path_at_4.0s"] == 1.0, report["share_cars_within_5%_of_path_at_4.0s"]
+    assert_end_within_share_or_on_a_knife_edge(state, controls, paths)

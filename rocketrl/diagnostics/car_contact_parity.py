@@ -29,6 +29,10 @@ RANDOM_SEQUENCES = 64
 WITHIN_UU = 1.0
 WITHIN_AT_SECONDS = 1.0
 BODIES = ("car_0", "car_1", "ball")
+END_PATH_SHARE = 0.05
+"""The end target: each car within this share of its RocketSim path at CONTACT_TIMES[-1]."""
+KNIFE_EDGE_NUDGES = 32
+"""Nudged starts per knife-edge check (knife_edge)."""
 
 SCRIPTED: dict[str, tuple[tuple, tuple, tuple, tuple]] = {
     # name: ((blue x, y, yaw, speed), (orange x, y, yaw, speed), (ball x, y),
@@ -113,7 +117,7 @@ def errors_by_time(paths: dict) -> dict:
     )
     end = errors_at(paths, int(round(CONTACT_TIMES[-1] * TICKS_PER_SECOND)))
     report[f"share_cars_within_5%_of_path_at_{CONTACT_TIMES[-1]}s"] = float(
-        (end["relative"][:, :2] <= 0.05).all(1).float().mean()
+        (end["relative"][:, :2] <= END_PATH_SHARE).all(1).float().mean()
     )
     return report
 
@@ -138,17 +142,46 @@ def random_controls(count: int, seconds: float, generator: torch.Generator) -> t
     return controls.repeat_interleave(CONTROL_HOLD, dim=0)[:ticks]
 
 
-def random_report(start: str, count: int = RANDOM_SEQUENCES, seed: int = 0) -> dict:
-    """Errors of `count` random 1v1 sequences of CONTACT_TIMES[-1] seconds from kickoffs (`start`
-    "kickoff": the five spawns in random order) or random states ("random": ball anywhere and moving, cars
-    on the floor anywhere at any speed)."""
+def random_sequences(start: str, count: int = RANDOM_SEQUENCES, seed: int = 0) -> tuple[ResetState, torch.Tensor]:
+    """`count` random 1v1 starts and their controls (ticks, count, 2, 8) of CONTACT_TIMES[-1] seconds: from
+    kickoffs (`start` "kickoff": the five spawns in random order) or random states ("random": ball anywhere and
+    moving, cars on the floor anywhere at any speed)."""
     generator = torch.Generator().manual_seed(seed)
     setter = KickoffSetter(1, 1) if start == "kickoff" else RandomStateSetter(1, 1)
     state = setter(count, generator)
-    controls = random_controls(count, CONTACT_TIMES[-1], generator)
-    paths = contact_paths(state, controls)
+    return state, random_controls(count, CONTACT_TIMES[-1], generator)
+
+
+def random_report(start: str, count: int = RANDOM_SEQUENCES, seed: int = 0, paths: dict | None = None) -> dict:
+    """Errors of the `count` random_sequences (their contact_paths, run here unless given)."""
+    if paths is None:
+        paths = contact_paths(*random_sequences(start, count, seed))
     demos = {name: int(p["demolished"].any(0).sum()) for name, p in paths.items()}
     return {"sequences": count, "control_hold_ticks": CONTROL_HOLD, "cars_demolished": demos} | errors_by_time(paths)
+
+
+def end_path_shares(paths: dict) -> torch.Tensor:
+    """(A,) the larger of the two cars' position errors at CONTACT_TIMES[-1] as a share of their RocketSim path."""
+    return errors_at(paths, int(round(CONTACT_TIMES[-1] * TICKS_PER_SECOND)))["relative"][:, :2].amax(-1)
+
+
+def knife_edge(state: ResetState, controls: torch.Tensor, arena: int, nudges: int = KNIFE_EDGE_NUDGES) -> dict:
+    """Whether sequence `arena` of (state, controls) is a knife edge at CONTACT_TIMES[-1], and how warp meets it.
+
+    The start is nudged by up to 2 ulps `nudges` times (rocketrl.diagnostics.cpu_arithmetic.nudged) and run
+    through both engines. "rocketsim_parted": how many nudged RocketSim runs end over END_PATH_SHARE of their path
+    from RocketSim's unnudged run (rounding alone sends them elsewhere); "warp_shadow_share": the unnudged warp
+    run's end error (the larger car's share of the path) to the nearest RocketSim run of the ensemble."""
+    from rocketrl.diagnostics.cpu_arithmetic import nudged, select_arenas
+
+    ensemble = nudged(select_arenas(state, [arena]), nudges + 1)
+    paths = contact_paths(ensemble, controls[:, [arena] * (nudges + 1)])
+    end = int(round(CONTACT_TIMES[-1] * TICKS_PER_SECOND))
+    rocketsim = paths["rocketsim"]["pos"][end, :, :2]  # (M, 2 cars, 3)
+    path = _travelled(paths["rocketsim"]["pos"])[end, :, :2].clamp(min=1.0)  # (M, 2)
+    parted = ((rocketsim - rocketsim[0]).norm(dim=-1) / path).amax(-1) > END_PATH_SHARE
+    shadow = ((rocketsim - paths["warp"]["pos"][end, 0, :2]).norm(dim=-1) / path).amax(-1)
+    return {"nudges": nudges, "rocketsim_parted": int(parted.sum()), "warp_shadow_share": float(shadow.min())}
 
 
 def scripted_cases(seconds: float = CONTACT_TIMES[-1]) -> tuple[list[str], ResetState, torch.Tensor]:

@@ -65,10 +65,10 @@ class Doctor:
     def run(self) -> list[Check]:
         """Every check; returns them in order."""
         version = sys.version_info
-        if version >= (3, 10):
+        if version >= (3, 11):
             self.add("python", "PASS", f"{sys.version.split()[0]} ({sys.executable})")
         else:
-            self.add("python", "FAIL", sys.version.split()[0], "use Python 3.10 or newer")
+            self.add("python", "FAIL", sys.version.split()[0], "use Python 3.11 or newer")
         for module, distribution, install, required in IMPORTS:
             self._import(module, distribution, install, required)
         self._meshes()

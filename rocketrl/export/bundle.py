@@ -34,10 +34,11 @@ from rocketrl.sim.arena import BACK_WALL_Y, BOOST_PADS, DEFAULT_TICK_SKIP, GOAL_
 RUNTIME = Path(__file__).resolve().parent / "runtime"
 RUNTIME_FILES = ("__init__.py", "obs.py", "packet.py", "policy.py", "agent.py", "selftest.py")
 REQUIREMENTS = (
-    "# RLBot v5 (the rlbot 2.x Python interface and its flatbuffers); numpy and safetensors for the network\n"
-    "rlbot>=2.0.0b52\n"
-    "numpy>=1.24\n"
-    "safetensors>=0.4\n"
+    "# RLBot v5 (the rlbot 2.x Python interface and its flatbuffers; Python 3.11 or newer). Exactly this beta:\n"
+    "# rlbot 2.x betas have changed its API from one to the next, and the bot was checked against this one.\n"
+    "rlbot==2.0.0b56\n"
+    "numpy>=1.26\n"
+    "safetensors>=0.8\n"
 )
 OBS_KIND = "default"
 

@@ -3,21 +3,40 @@ cars' forward and up vectors."""
 
 from __future__ import annotations
 
+import os
+
 import warp as wp
 
 from rocketrl.sim.warp.layout import SimState
 from rocketrl.sim.warp.tick import ball_and_meetings, begin_step, car_tick_end, car_tick_start, end_step_car, end_tick
 
-CPU_COMPILER_FLAGS = (
-    "-march=native -mllvm -inline-threshold=9000 -mllvm -inline-cold-callsite-threshold=3000"
-    " -mllvm -slp-recursion-max-depth=4"
+INLINING_FLAGS = (
+    "-mllvm -inline-threshold=9000 -mllvm -inline-cold-callsite-threshold=3000 -mllvm -slp-recursion-max-depth=4"
 )
-"""Clang flags of the CPU build: the host's instruction set and LLVM's inlining raised well past its defaults
-(Warp 1.19's own default, written out so that it holds on every Warp version and whatever `wp.config` says).
-Measured paired (`docs/engine_ab_compiler_flags.json`): LLVM's default inlining steps at 0.38-0.47x, -O3 at
-0.60-0.69x, more inlining or no vectorizers within the noise; clang's fast math 1.02-1.08x, left out because it
-lets the compiler reorder the arithmetic and drop NaN and signed-zero handling, which every figure measured against
-RocketSim would have to be measured again for."""
+"""LLVM's inlining raised well past its defaults (Warp 1.19's own default, written out so that it holds on every
+Warp version and whatever `wp.config` says). Measured paired (`docs/engine_ab_compiler_flags.json`): LLVM's
+default inlining steps at 0.38-0.47x, -O3 at 0.60-0.69x. Clang's fast math is left out: it lets the compiler
+reorder the arithmetic and drop NaN and signed-zero handling."""
+
+
+def cpu_compiler_flags(target: str) -> str:
+    """Clang flags of the CPU build for `target`: "native" (the host's instruction sets), "generic" (baseline
+    x86-64, SSE2) or an LLVM CPU name ("haswell", "x86-64-v3", "znver4", ...), with INLINING_FLAGS.
+
+    The kernels give the same bits for every target (rocketrl.diagnostics.cpu_arithmetic, tests/
+    test_cpu_arithmetic.py): the choice is one of speed only. Warp keys cached objects built for "native" by the
+    host's instruction sets, so a shared cache never hands one CPU's build to another."""
+    if target == "native":
+        return f"-march=native {INLINING_FLAGS}"
+    if target == "generic":
+        return INLINING_FLAGS
+    return f"-target-cpu {target} {INLINING_FLAGS}"
+
+
+CPU_TARGET = os.environ.get("ROCKETRL_WARP_CPU_TARGET", "native")
+"""The CPU target of the kernels: $ROCKETRL_WARP_CPU_TARGET where set, else "native" (fastest; speed of each
+target in docs/cpu_determinism.json)."""
+CPU_COMPILER_FLAGS = cpu_compiler_flags(CPU_TARGET)
 
 MODULE_OPTIONS: dict[str, object] = {"enable_backward": False}
 """Warp module options of the engine's kernel modules (this one and phase_kernels). Nothing differentiates a step:
