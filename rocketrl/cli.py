@@ -181,6 +181,8 @@ def train_run(cfg) -> tuple[Path, int, bool]:
         if cfg.run.resume:
             path = trainer.resume(cfg.run.resume)
             print(f"resumed from {path} at step {trainer.counters.global_step:,}")
+        elif cfg.run.init_from:
+            print(f"network and observation normalizer start from {trainer.init_from(cfg.run.init_from)}")
         print(summarize(trainer))
         if cfg.run.distributed == "ray":
             print(trainer.describe())  # type: ignore[attr-defined]

@@ -8,12 +8,12 @@ import numpy as np
 import torch
 
 from rocketrl.env.obs import OBS_SIZE
+from rocketrl.export import game_packets
+from rocketrl.export.game_packets import field_info, field_pad_order  # noqa: F401 (the tests' imports)
 from rocketrl.infra.checkpoint import save_checkpoint
 from rocketrl.policy.actor_critic import ActorCritic
 from rocketrl.policy.normalize import ObservationNormalizer
-from rocketrl.sim.arena import BOOST_PADS
-
-DOUBLE_JUMP_MAX_DELAY = 1.25
+from rocketrl.sim.arena import TICK_TIME
 
 
 def make_checkpoint(
@@ -53,12 +53,7 @@ def euler_of(rot_mat) -> tuple[float, float, float]:
     which near a vertical nose loses ~1e-4 rad of yaw and roll; the game's packets carry float64 in Python.)"""
     import RocketSim as rs
 
-    forward = np.array(rot_mat.forward.as_tuple(), dtype=np.float64)
-    right = np.array(rot_mat.right.as_tuple(), dtype=np.float64)
-    up = np.array(rot_mat.up.as_tuple(), dtype=np.float64)
-    pitch = float(np.arcsin(np.clip(forward[2], -1.0, 1.0)))
-    yaw = float(np.arctan2(forward[1], forward[0]))
-    roll = float(np.arctan2(-right[2], up[2]))
+    pitch, yaw, roll = game_packets.euler_of(rot_mat)
     rebuilt = rs.Angle(yaw, pitch, roll).as_rot_mat().as_numpy()
     assert np.abs(rebuilt - rot_mat.as_numpy()).max() < 1e-5, "Euler angles disagree with RocketSim's convention"
     return pitch, yaw, roll
@@ -83,79 +78,26 @@ def snap_rotations(block, arenas: int) -> None:
     block.read_reset(np.arange(arenas))
 
 
-def field_pads_order() -> list[int]:
-    """RocketSim pad indices in the order the game's FieldInfo lists them (by y, then x)."""
-    return sorted(range(len(BOOST_PADS)), key=lambda i: (BOOST_PADS[i][1], BOOST_PADS[i][0]))
-
-
-def field_info():
-    from rlbot import flat
-
-    return flat.FieldInfo(
-        boost_pads=[
-            flat.BoostPad(location=flat.Vector3(*BOOST_PADS[i][:3]), is_full_boost=BOOST_PADS[i][3])
-            for i in field_pads_order()
-        ]
-    )
-
-
 def packet_from_rocketsim(arena, cars, teams: list[int], pads, frame: int, player_order: list[int]):
-    """A GamePacket of a RocketSim arena, written from RocketSim's objects (not from rocketrl's readout).
-
-    cars: RocketSim Car objects in rocketrl's car order; teams: their teams; pads: the arena's BoostPads in
-    RocketSim's order; player_order[j] = the car (rocketrl order) listed as packet player j. Rotations come
-    are the game's Euler angles of RocketSim's matrix (`euler_of`, checked against RocketSim's Angle).
-    """
+    """A GamePacket of a RocketSim arena in the game's conventions (rocketrl.export.game_packets), in the Active
+    phase; rotations checked against RocketSim's Angle (`euler_of`)."""
     from rlbot import flat
 
-    def vec(v) -> flat.Vector3:
-        return flat.Vector3(*v.as_tuple())
+    for car in cars:
+        euler_of(car.get_state().rot_mat)
+    writer = game_packets.PacketWriter(len(cars))
+    return writer.packet(arena, cars, teams, pads, frame, frame, flat.MatchPhase.Active, player_order)
 
-    players = []
-    for c in player_order:
+
+def primed_jump_tracker(jump_tracker, packet, cars, player_order: list[int]):
+    """`jump_tracker` told when each jumping car's jump began, from RocketSim's jump time, as a bot that saw every
+    frame would know it (a packet every tick_skip ticks skips the jump's first frames)."""
+    frame = packet.match_info.frame_num
+    for j, c in enumerate(player_order):
         s = cars[c].get_state()
-        pitch, yaw, roll = euler_of(s.rot_mat)
-        if s.is_on_ground:
-            air = flat.AirState.OnGround
-        elif s.is_jumping:
-            air = flat.AirState.Jumping
-        else:
-            air = flat.AirState.InAir
-        in_air_after_jump = s.has_jumped and not s.is_on_ground
-        players.append(
-            flat.PlayerInfo(
-                physics=flat.Physics(
-                    location=vec(s.pos),
-                    rotation=flat.Rotator(pitch, yaw, roll),
-                    velocity=vec(s.vel),
-                    angular_velocity=vec(s.ang_vel),
-                ),
-                air_state=air,
-                dodge_timeout=max(DOUBLE_JUMP_MAX_DELAY - s.air_time_since_jump, 0.0) if in_air_after_jump else -1.0,
-                demolished_timeout=max(s.demo_respawn_timer, 1e-3) if s.is_demoed else -1.0,
-                team=teams[c],
-                boost=s.boost,
-                has_jumped=s.has_jumped,
-                has_double_jumped=s.has_double_jumped,
-                has_dodged=s.has_flipped,
-            )
-        )
-    ball = arena.ball.get_state()
-    return flat.GamePacket(
-        players=players,
-        boost_pads=[flat.BoostPadState(is_active=pads[i].get_state().is_active) for i in field_pads_order()],
-        balls=[
-            flat.BallInfo(
-                physics=flat.Physics(
-                    location=vec(ball.pos),
-                    rotation=flat.Rotator(),
-                    velocity=vec(ball.vel),
-                    angular_velocity=vec(ball.ang_vel),
-                )
-            )
-        ],
-        match_info=flat.MatchInfo(match_phase=flat.MatchPhase.Active, frame_num=frame),
-    )
+        if s.is_jumping:
+            jump_tracker.jump_frame[j] = frame - (round(s.jump_time / TICK_TIME) - 1)
+    return jump_tracker
 
 
 def interleaved(teams: list[int]) -> list[int]:

@@ -3,6 +3,7 @@
     rocketrl eval --checkpoint runs/x/checkpoints/step_X.safetensors --opponents rule_policy,PATH2 \\
         --num-games 25 --team-size 1 [--json out.json]
     rocketrl eval --tournament --policies rule_policy,PATH1,PATH2 --num-games 10
+    rocketrl eval --checkpoint PATH --gauntlet --num-games 100   # every shipped bot and scripted opponent
     rocketrl eval --checkpoint PATH --engine warp   # the same games on the warp engine
 
 Results update the ratings (Elo with RulePolicy anchored at 1500, and OpenSkill) stored in a league
@@ -33,6 +34,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--checkpoint", help="the policy to evaluate (a checkpoint path, pretrained, or a scripted name)")
     p.add_argument("--opponents", default="rule_policy", help="comma-separated opponents (default rule_policy)")
+    p.add_argument(
+        "--gauntlet",
+        action="store_true",
+        help="play --checkpoint against every gauntlet bot (each shipped bot, frozen) and every scripted opponent, "
+        "greedy, from spawns jittered by 5 uu unless --kickoff-jitter says otherwise",
+    )
     p.add_argument("--tournament", action="store_true", help="round robin among --policies and a ranking table")
     p.add_argument("--policies", default=None, help="comma-separated policies of the tournament")
     p.add_argument("--num-games", type=positive_int, default=25, help="games per pairing (default 25)")
@@ -123,6 +130,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     else:
         if not args.checkpoint:
             raise ValueError("--checkpoint is required (or use --tournament --policies ...)")
+        if args.gauntlet:
+            from rocketrl.policy.load import gauntlet
+
+            args.opponents = ",".join(o for o in gauntlet() if o != args.checkpoint)
+            args.deterministic = True
+            args.kickoff_jitter = args.kickoff_jitter or 5.0
         opponents = [s.strip() for s in args.opponents.split(",") if s.strip()]
         if not opponents:
             raise ValueError("--opponents: give at least one, e.g. rule_policy")

@@ -2,19 +2,23 @@
 
 The folder (nothing in it is a pickle; it needs numpy, safetensors and rlbot, not torch or rocketrl):
 
-    bot.toml            the framework's bot config: name, agent id, run commands
+    bot.toml            the framework's bot config: name, agent id, run commands, loadout file, tags
+    loadout.toml        the Octane (the hitbox every rocketrl bot trains with), for both teams
+    match.toml, run_match.py  an example match (the bot against Psyonix's All-Star) and its starter
     bot.py              the bot script RLBot starts (`python bot.py`; `python bot.py --self-test` checks it offline)
     rocketrl_bot/       the bot's code: observation builder, packet reader, numpy actor, RLBot agent
     model.safetensors   the actor's weights (and LSTM core), float32, under their training names
     bot.json            settings: tick skip, observation layout and boost pads, the action table, the
                         observation normalization statistics, the network's shape, where it came from
     requirements.txt    what the bot needs installed
-    README.md           how to run it
+    README.md           what was measured, and the steps from download to a running match
+Files are written with ordinary modes (0644 and 0755 less the umask).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -27,6 +31,8 @@ from safetensors.torch import save_file
 from rocketrl import __version__
 from rocketrl.env import obs as obs_layout
 from rocketrl.env.actions import lookup_table
+from rocketrl.export import folder_files
+from rocketrl.export.folder_files import BadBotName, check_name
 from rocketrl.infra.checkpoint import load_checkpoint
 from rocketrl.policy.load import checkpoint_config, resolve_checkpoint
 from rocketrl.sim.arena import BACK_WALL_Y, BOOST_PADS, DEFAULT_TICK_SKIP, GOAL_HEIGHT, MAX_TEAM_SIZE, NUM_BOOST_PADS
@@ -79,7 +85,12 @@ def load_for_export(checkpoint: str | Path) -> tuple[Path, dict[str, Any], dict[
     path = resolve_checkpoint(checkpoint)
     state, meta = load_checkpoint(path)
     config = checkpoint_config(path, meta)
-    weights = state["model"]
+    weights = state.get("model")
+    if not isinstance(weights, dict) or not any(k.startswith("actor.") for k in weights):
+        raise ExportError(
+            f"{path}: holds no policy network (no 'model' tensors with an actor); export a training checkpoint "
+            "(runs/<run>/checkpoints/*.safetensors) or 'pretrained'"
+        )
     obs_size = int(weights["actor.0.weight"].shape[1]) if "lstm.weight_ih_l0" not in weights else None
     if obs_size is None:
         obs_size = int(weights["lstm.weight_ih_l0"].shape[1])
@@ -128,27 +139,6 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-").lower() or "bot"
 
 
-def bot_toml(name: str, agent_id: str) -> str:
-    """The RLBot v5 bot config: the bot runs from the interpreter of a `venv` folder inside the bot folder."""
-    return (
-        "[settings]\n"
-        f'name = "{name}"\n'
-        f'agent_id = "{agent_id}"\n'
-        'root_dir = ""\n'
-        "# Run from this folder with its own virtual environment (see README.md): python -m venv venv, then\n"
-        "# install requirements.txt into it.\n"
-        'run_command = ".\\\\venv\\\\Scripts\\\\python.exe bot.py"\n'
-        'run_command_linux = "./venv/bin/python bot.py"\n'
-        "hivemind = false\n"
-        "\n"
-        "[details]\n"
-        'description = "A Rocket League bot trained with reinforcement learning by rocketrl."\n'
-        'developer = "rocketrl"\n'
-        'language = "python"\n'
-        'tags = ["1v1", "teamplay"]\n'
-    )
-
-
 def bot_script(agent_id: str) -> str:
     return (
         '"""Start this rocketrl bot: RLBot v5 runs it (see bot.toml).\n\n'
@@ -167,19 +157,40 @@ def bot_script(agent_id: str) -> str:
     )
 
 
-def readme(name: str, settings: dict) -> str:
-    sizes = settings["trained_team_sizes"]
-    return (
-        f"# {name}\n\n"
-        f"A Rocket League bot exported by rocketrl {settings['rocketrl_version']} from `{settings['checkpoint']}` "
-        f"(trained {sizes[0]}v{sizes[1]}, acting every {settings['tick_skip']} ticks) for RLBot v5.\n\n"
-        "Set up once, from this folder:\n\n"
-        "    python -m venv venv\n"
-        "    venv/bin/pip install -r requirements.txt         (Windows: venv\\Scripts\\pip ...)\n"
-        "    venv/bin/python bot.py --self-test               (plays a few offline packets and prints its controls)\n\n"
-        "Then add `bot.toml` to a match in RLBot v5 (the RLBot GUI or a match toml's `[[cars]] config_file`).\n"
-        "The bot plays either team and any team size up to 3v3.\n"
-    )
+def measured_team_sizes(path: Path, settings: dict) -> dict[str, str]:
+    """Team size -> the figures measured in it, from the checkpoint's card (a JSON beside it, as the shipped bot
+    has): a card's own "team_size", else the size the bot trained in. No card: nothing measured."""
+    card_path = path.with_suffix(".json")
+    if not card_path.is_file():
+        return {}
+    card = json.loads(card_path.read_text())
+    size = card.get("team_size") or "{}v{}".format(*settings["trained_team_sizes"])
+    figures = []
+    for opponent, result in [("RulePolicy", card.get("vs_rule_policy")), *card.get("generalization", {}).items()]:
+        if isinstance(result, dict) and "wins" in result:
+            figures.append(f"{result['wins']} of {result['games']} games won against {opponent}")
+    return {size: "; ".join(figures)} if figures else {}
+
+
+def tags_for(settings: dict, measured: dict[str, str]) -> list[str]:
+    """RLBot tags: the trained size ("1v1"), and "teamplay" only where a team size above 1v1 was measured."""
+    blue, orange = settings["trained_team_sizes"]
+    tags = ["1v1"] if (blue, orange) == (1, 1) else []
+    if any(size not in ("1v1",) for size in measured):
+        tags.append("teamplay")
+    return tags
+
+
+def write_ordinary(path: Path, text: str) -> None:
+    """Write `text` to `path` readable by everyone (0644 less the umask), as any file a user copies around."""
+    path.write_text(text)
+    path.chmod(0o666 & ~_umask())
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def export_rlbot(checkpoint: str | Path, out: str | Path, name: str | None = None, force: bool = False) -> Path:
@@ -191,25 +202,45 @@ def export_rlbot(checkpoint: str | Path, out: str | Path, name: str | None = Non
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
         raise ExportError(f"--out {out} already exists and is not empty; choose a new folder or pass --force")
+    try:
+        name = check_name(name) if name is not None else None
+    except BadBotName as error:
+        raise ExportError(str(error)) from None
     path, config, weights, norm = load_for_export(checkpoint)
     settings = bot_settings(path, config, weights, norm)
     run_name = config.get("run", {}).get("name") or path.stem
-    name = name or ("rocketrl pretrained" if str(checkpoint) == "pretrained" else f"rocketrl {run_name}")
+    name = name or check_name(
+        ("rocketrl pretrained" if str(checkpoint) == "pretrained" else f"rocketrl {run_name}")[:32]
+    )
     agent_id = f"rocketrl/{slug(name)}"
     settings["name"] = name
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    measured = measured_team_sizes(path, settings)
+    settings["measured_team_sizes"] = measured
+    description = "A Rocket League bot trained with reinforcement learning by rocketrl."
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    except (OSError, ValueError) as error:
+        raise ExportError(f"--out {out}: cannot create the folder there ({error}); choose another path") from None
     try:
         package = staging / "rocketrl_bot"
         package.mkdir()
         for file in RUNTIME_FILES:
-            shutil.copyfile(RUNTIME / file, package / file)
+            write_ordinary(package / file, (RUNTIME / file).read_text())
         save_file(actor_tensors(weights), str(staging / "model.safetensors"), metadata={"format": "rocketrl-bot"})
-        (staging / "bot.json").write_text(json.dumps(settings, indent=1) + "\n")
-        (staging / "bot.toml").write_text(bot_toml(name, agent_id))
-        (staging / "bot.py").write_text(bot_script(agent_id))
-        (staging / "requirements.txt").write_text(REQUIREMENTS)
-        (staging / "README.md").write_text(readme(name, settings))
+        (staging / "model.safetensors").chmod(0o666 & ~_umask())
+        write_ordinary(staging / "bot.json", json.dumps(settings, indent=1) + "\n")
+        write_ordinary(
+            staging / "bot.toml", folder_files.bot_toml(name, agent_id, description, tags_for(settings, measured))
+        )
+        write_ordinary(staging / "loadout.toml", folder_files.loadout_toml())
+        write_ordinary(staging / "match.toml", folder_files.match_toml())
+        write_ordinary(staging / "run_match.py", folder_files.RUN_MATCH)
+        write_ordinary(staging / "bot.py", bot_script(agent_id))
+        write_ordinary(staging / "requirements.txt", REQUIREMENTS)
+        write_ordinary(staging / "README.md", folder_files.readme(name, settings, measured))
+        for folder in (staging, package):
+            folder.chmod(0o777 & ~_umask())
         if out.exists():
             shutil.rmtree(out) if out.is_dir() else out.unlink()
         staging.rename(out)

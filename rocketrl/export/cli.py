@@ -38,8 +38,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     for name in files:
         print(f"  {name}")
     print(
-        "next: cd into it, python -m venv venv, venv/bin/pip install -r requirements.txt, venv/bin/python bot.py "
-        "--self-test; then add bot.toml to a match in RLBot v5"
+        "next (Python 3.11 or newer; the folder's README.md has the steps for Windows): cd into it, python -m venv "
+        "venv, venv/bin/pip install -r requirements.txt, venv/bin/python bot.py --self-test; then add bot.toml to a "
+        "match in RLBot v5, or run venv/bin/python run_match.py"
     )
     return 0
 

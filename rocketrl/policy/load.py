@@ -21,6 +21,22 @@ RANDOM_POLICY = "random"
 PRETRAINED = "pretrained"
 PRETRAINED_CHECKPOINT = Path(__file__).resolve().parent.parent / "pretrained" / "vs_rule_1v1.safetensors"
 """The 1v1 bot shipped with the package (`--checkpoint pretrained`), trained with the vs_rule_imitate preset."""
+GAUNTLET_DIR = PRETRAINED_CHECKPOINT.parent / "gauntlet"
+"""The gauntlet: every bot shipped so far, frozen as vN.safetensors with its card vN.json (v1 the first)."""
+GAUNTLET_PREFIX = "gauntlet_v"
+SCRIPTED_GAUNTLET = (RULE_POLICY, "shadow_goalie", "ball_chaser")
+"""The scripted opponents every candidate also meets in the gauntlet."""
+
+
+def gauntlet_bots() -> list[str]:
+    """The gauntlet's bots by name ('gauntlet_v1', ...), oldest first."""
+    versions = sorted(int(p.stem[1:]) for p in GAUNTLET_DIR.glob("v*.safetensors") if p.stem[1:].isdigit())
+    return [f"{GAUNTLET_PREFIX}{v}" for v in versions]
+
+
+def gauntlet() -> list[str]:
+    """Every opponent of the gauntlet: its bots, then the scripted ones."""
+    return [*gauntlet_bots(), *SCRIPTED_GAUNTLET]
 
 
 def resolve_checkpoint(spec: str | Path) -> Path:
@@ -28,6 +44,11 @@ def resolve_checkpoint(spec: str | Path) -> Path:
 
     Raises FileNotFoundError naming the value and the fix when there is no such file.
     """
+    if str(spec).startswith(GAUNTLET_PREFIX):
+        path = GAUNTLET_DIR / f"v{str(spec)[len(GAUNTLET_PREFIX) :]}.safetensors"
+        if not path.is_file():
+            raise FileNotFoundError(f"{spec!r} is not a gauntlet bot; the gauntlet holds {', '.join(gauntlet_bots())}")
+        return path
     if str(spec) == PRETRAINED:
         if not PRETRAINED_CHECKPOINT.is_file():
             raise FileNotFoundError(
@@ -117,7 +138,7 @@ def load_policy(
 
     if spec in SCRIPTED_OPPONENTS:
         return SCRIPTED_OPPONENTS[spec](seed=seed, compiled=compile_rule)
-    if spec != PRETRAINED and not Path(spec).exists():
+    if spec != PRETRAINED and not spec.startswith(GAUNTLET_PREFIX) and not Path(spec).exists():
         raise FileNotFoundError(
             f"policy {spec!r} is neither 'rule_policy', 'random', 'shadow_goalie', 'ball_chaser', 'pretrained' nor "
             "an existing checkpoint file; give one of those (e.g. runs/<run>/checkpoints/<file>.safetensors)"
@@ -131,7 +152,7 @@ def policy_name(spec: str) -> str:
         return RULE_POLICY
     if spec == RANDOM_POLICY:
         return RANDOM_POLICY
-    if spec in (PRETRAINED, "shadow_goalie", "ball_chaser"):
+    if spec in (PRETRAINED, "shadow_goalie", "ball_chaser") or spec.startswith(GAUNTLET_PREFIX):
         return spec
     path = Path(spec).resolve()
     return f"{path.parent.parent.name}/{path.stem}"

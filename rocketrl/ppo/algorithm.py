@@ -321,6 +321,25 @@ class PPO:
             "shuffle_generator": self.shuffle.get_state(),
         }
 
+    def init_from(self, state: dict, source: str) -> None:
+        """Take the network and observation normalizer of a checkpoint's state (`source` names it in errors)."""
+        mine = self.model.state_dict()
+        theirs = state.get("model")
+        if not isinstance(theirs, dict):
+            raise ValueError(f"run.init_from={source}: the checkpoint holds no network")
+        differ = [k for k in mine if k not in theirs or tuple(theirs[k].shape) != tuple(mine[k].shape)]
+        extra = [k for k in theirs if k not in mine]
+        if differ or extra:
+            name = (differ or extra)[0]
+            raise ValueError(
+                f"run.init_from={source}: its network differs from this run's at {name!r} "
+                f"({tuple(theirs[name].shape) if name in theirs else 'missing'} against "
+                f"{tuple(mine[name].shape) if name in mine else 'missing'}); give model sizes that match it"
+            )
+        self.model.load_state_dict(theirs)
+        if state.get("obs_norm") is not None:
+            self.obs_norm.load_state_dict(state["obs_norm"])
+
     def load_state_dict(self, state: dict) -> None:
         assert self.return_scaler is not None
         self.model.load_state_dict(state["model"])

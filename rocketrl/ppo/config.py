@@ -193,6 +193,10 @@ class RunConfig:
     previous checkpoint; needs league.eval_interval > 0 and ideally equal to run.checkpoint_interval)."""
     resume: str | None = None
     """Resume from a checkpoint path, or 'latest' for the newest one in the run folder; null starts fresh."""
+    init_from: str | None = None
+    """Start the network and its observation normalizer from a checkpoint ('pretrained' for the shipped bot, a
+    gauntlet bot such as 'gauntlet_v1', or a path); the optimizer, counters and league start fresh. The checkpoint's
+    network must have this run's shape. Ignored when resuming."""
     distributed: Distributed = "none"
     """none: one process collects and learns; ray: rollout workers run as Ray actors (the ray section) and
     this process learns (`pip install "rocketrl[distributed]"`)."""

@@ -239,6 +239,16 @@ class Trainer:
         self.load_state_dict(state)
         return Path(path)
 
+    def init_from(self, spec: str) -> Path:
+        """Start the network and observation normalizer from checkpoint `spec` ('pretrained', 'gauntlet_vN' or a
+        path); returns its file."""
+        from rocketrl.policy.load import resolve_checkpoint
+
+        path = resolve_checkpoint(spec)
+        state, _ = load_checkpoint(path, device=self.device)
+        self.algorithm.init_from(state, spec)
+        return path
+
     # ---------------------------------------------------------------------------------- loop
     def learn(self, logger: object | None = None) -> Counters:
         """Train until run.timesteps agent-steps; returns the final counters."""

@@ -18,7 +18,7 @@ from rlbot import flat
 from rlbot.managers import Bot
 
 from .obs import ObsBuilder
-from .packet import car_order, pad_map, read_packet
+from .packet import JumpTracker, car_order, pad_map, read_packet
 from .policy import ExportedPolicy
 
 PLAYING = (flat.MatchPhase.Kickoff, flat.MatchPhase.Active)
@@ -51,6 +51,8 @@ class RocketrlBot(Bot):
         self.obs_builder = ObsBuilder(settings["obs"])
         self.pads = pad_map(list(self.field_info.boost_pads), settings["obs"]["pads"])
         self.neutral = flat.ControllerState()
+        self.jumps = JumpTracker()
+        self.on_ground: np.ndarray | None = None
         self.new_episode()
 
     def new_episode(self) -> None:
@@ -61,6 +63,8 @@ class RocketrlBot(Bot):
         self.policy.reset()
 
     def get_output(self, packet: flat.GamePacket) -> flat.ControllerState:
+        order = car_order(packet)
+        self.on_ground = self.jumps.on_ground(packet, order, flat.AirState.OnGround, flat.AirState.Jumping)
         if packet.match_info.match_phase not in PLAYING:
             if self.next_frame is not None:
                 self.new_episode()
@@ -80,7 +84,7 @@ class RocketrlBot(Bot):
     def observe(self, packet: flat.GamePacket, prev_controls: np.ndarray) -> np.ndarray:
         """This car's observation (obs_size,) of a packet, with its previous controls (8,)."""
         order = car_order(packet)
-        arrays = read_packet(packet, order, self.pads, flat.AirState.OnGround)
+        arrays = read_packet(packet, order, self.pads, flat.AirState.OnGround, self.on_ground)
         me = order.index(self.index)
         controls = np.zeros((len(order), 8), np.float32)
         controls[me] = prev_controls

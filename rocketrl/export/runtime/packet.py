@@ -3,10 +3,17 @@
 Copied into exported bot folders; needs numpy and the `rlbot` package (v5, `rlbot.flat`). RocketSim uses the
 game's own frame (uu, blue goal at -y), so locations and velocities pass through unchanged; a car's
 rotation (pitch, yaw, roll, rad) becomes its forward and up vectors with the game's Euler convention (the
-same matrix RocketSim's `Angle.as_rot_mat` builds). Flags follow RocketSim's rules, as rlgym-compat reads
-them from packets: on ground = `air_state == OnGround`; the first jump is available on the ground before
-jumping; a dodge or double jump is available in the air while the car has neither double jumped nor dodged
-and either never jumped or still has dodge time left (`dodge_timeout` -1 means no limit).
+same matrix RocketSim's `Angle.as_rot_mat` builds). Flags, read as RocketSim sets them in training:
+
+- on ground: RocketSim's wheels touching. The game reports `AirState.OnGround`, except that it reports Jumping
+  from a jump's first tick, while the wheels still touch for JUMP_TICKS_ON_WHEELS ticks (`JumpTracker`).
+- has jump: on the ground and not jumped.
+- has flip (dodge or double jump): in the air, neither double jumped nor dodged, and either never jumped (drove
+  off a surface: a flip reset) or still inside the dodge window. The schema (rlbot_flatbuffers, PlayerInfo):
+  `dodge_timeout` "How long until the player cannot dodge/double jump anymore. The value is -1 while on ground or
+  when airborne for too long after jumping"; so time is left only where it is positive.
+- demolished: `demolished_timeout` "How long until the player is not demolished anymore. The value is -1 if
+  while not demolished", so positive while demolished.
 """
 
 from __future__ import annotations
@@ -20,6 +27,31 @@ from .obs import GameArrays
 F32 = np.float32
 PAD_MATCH_UU = 100.0
 """Largest distance between a field's boost pad and the training pad it is matched with."""
+JUMP_TICKS_ON_WHEELS = 5
+"""Ticks of a jump during which the car's wheels still touch the ground (RocketSim, measured from rest on the
+floor: `is_on_ground` for the first 5 ticks of `is_jumping`)."""
+
+
+class JumpTracker:
+    """Remembers the frame at which each car's jump began, to tell a jumping car whose wheels still touch."""
+
+    def __init__(self) -> None:
+        self.jump_frame: dict[int, int] = {}
+
+    def on_ground(self, packet: Any, order: list[int], on_ground_state: Any, jumping_state: Any) -> np.ndarray:
+        """(cars,) on ground, in `order`: OnGround, or Jumping for fewer than JUMP_TICKS_ON_WHEELS frames. Call it
+        on every packet (a dropped packet makes the jump look later than it began, never earlier)."""
+        frame = packet.match_info.frame_num
+        out = np.zeros(len(order), dtype=bool)
+        for c, i in enumerate(order):
+            state = packet.players[i].air_state
+            if state == jumping_state:
+                start = self.jump_frame.setdefault(i, frame)
+                out[c] = 0 <= frame - start < JUMP_TICKS_ON_WHEELS
+            else:
+                self.jump_frame.pop(i, None)
+                out[c] = state == on_ground_state
+        return out
 
 
 def rotator_to_forward_up(pitch: float, yaw: float, roll: float) -> tuple[np.ndarray, np.ndarray]:
@@ -67,10 +99,13 @@ def _vec(v: Any) -> list[float]:
     return [v.x, v.y, v.z]
 
 
-def read_packet(packet: Any, order: list[int], pads: np.ndarray, on_ground_state: Any) -> GameArrays:
+def read_packet(
+    packet: Any, order: list[int], pads: np.ndarray, on_ground_state: Any, on_ground: np.ndarray | None = None
+) -> GameArrays:
     """The arrays of a GamePacket: cars in `order` (see `car_order`), pads through `pads` (see `pad_map`).
 
-    on_ground_state: `rlbot.flat.AirState.OnGround` (passed in so this function needs no rlbot import).
+    on_ground_state: `rlbot.flat.AirState.OnGround` (passed in so this function needs no rlbot import);
+    on_ground: (cars,) from a `JumpTracker`, else air_state == OnGround.
     """
     players = [packet.players[i] for i in order]
     n = len(players)
@@ -79,12 +114,13 @@ def read_packet(packet: Any, order: list[int], pads: np.ndarray, on_ground_state
     for c, p in enumerate(players):
         r = p.physics.rotation
         forward[c], up[c] = rotator_to_forward_up(r.pitch, r.yaw, r.roll)
-    on_ground = np.array([p.air_state == on_ground_state for p in players], dtype=bool)
+    if on_ground is None:
+        on_ground = np.array([p.air_state == on_ground_state for p in players], dtype=bool)
     has_jumped = np.array([p.has_jumped for p in players], dtype=bool)
     double_jumped = np.array([p.has_double_jumped for p in players], dtype=bool)
     dodged = np.array([p.has_dodged for p in players], dtype=bool)
-    # dodge_timeout: seconds of dodge time left after a jump, -1 without a limit (never jumped).
-    dodge_time_left = np.array([p.dodge_timeout != 0.0 for p in players], dtype=bool)
+    # dodge_timeout: seconds of dodge time left after a jump; -1 on the ground, after the window, or without a jump.
+    dodge_time_left = np.array([p.dodge_timeout > 0.0 for p in players], dtype=bool)
     if packet.balls:
         ball = packet.balls[0].physics
         ball_pos, ball_vel, ball_ang = _vec(ball.location), _vec(ball.velocity), _vec(ball.angular_velocity)

@@ -1,0 +1,118 @@
+"""A bot folder a player can use: the framework reads its bot.toml, loadout and example match; names that would
+break TOML are carried or refused; claims only what was measured; ordinary file modes; and full games through its
+packet path play as the policy does (rocketrl.export.packet_game)."""
+
+from __future__ import annotations
+
+import json
+import stat
+import tomllib
+from pathlib import Path
+
+import pytest
+from export_helpers import make_checkpoint
+
+from rocketrl.cli import main as rocketrl_main
+from rocketrl.export.bundle import ExportError, export_rlbot
+from rocketrl.export.folder_files import OCTANE_CAR_ID
+from rocketrl.infra.checkpoint import save_checkpoint
+
+flat = pytest.importorskip("rlbot.flat", reason="the export tests need the RLBot v5 package: pip install -e .[test]")
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory) -> Path:
+    return make_checkpoint(tmp_path_factory.mktemp("folder"))
+
+
+def test_the_framework_reads_the_bot_its_octane_loadout_and_the_example_match(checkpoint, tmp_path) -> None:
+    from rlbot.config import load_match_config, load_player_config
+
+    folder = export_rlbot(checkpoint, tmp_path / "bot")
+    for team in (0, 1):
+        bot = load_player_config(folder / "bot.toml", team=team).variety
+        assert bot.loadout is not None and bot.loadout.car_id == OCTANE_CAR_ID
+    match = load_match_config(folder / "match.toml")
+    assert len(match.player_configurations) == 2 and match.game_mode == flat.GameMode.Soccar
+    ours = match.player_configurations[0].variety
+    assert ours.agent_id == "rocketrl/rocketrl-tiny" and ours.loadout.car_id == OCTANE_CAR_ID
+    assert isinstance(match.player_configurations[1].variety, flat.PsyonixBot)
+    assert (folder / "run_match.py").is_file()
+
+
+def test_a_1v1_checkpoint_claims_no_team_play(checkpoint, tmp_path) -> None:
+    folder = export_rlbot(checkpoint, tmp_path / "bot")
+    details = tomllib.loads((folder / "bot.toml").read_text())["details"]
+    assert details["tags"] == ["1v1"]
+    readme = (folder / "README.md").read_text()
+    assert "3v3" not in readme and "no team size is claimed" in readme
+    assert "Python 3.11" in readme and "run_match.py" in readme
+
+
+def test_the_shipped_bot_states_what_was_measured_and_where() -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = export_rlbot("pretrained", Path(tmp) / "bot")
+        settings = json.loads((folder / "bot.json").read_text())
+        assert list(settings["measured_team_sizes"]) == ["1v1"]
+        assert "against RulePolicy" in settings["measured_team_sizes"]["1v1"]
+        assert tomllib.loads((folder / "bot.toml").read_text())["details"]["tags"] == ["1v1"]
+        assert "Measured in 1v1" in (folder / "README.md").read_text()
+
+
+@pytest.mark.parametrize("name", ['Quote "Q" Bot', "Back\\slash", "Ünïcode ☆"])
+def test_names_with_quotes_and_backslashes_are_carried_into_a_valid_bot_toml(checkpoint, tmp_path, name) -> None:
+    from rlbot.config import load_player_config
+
+    folder = export_rlbot(checkpoint, tmp_path / "bot", name=name)
+    assert load_player_config(folder / "bot.toml", team=0).variety.name == name
+
+
+@pytest.mark.parametrize("name", ["two\nlines", "   ", "x" * 40])
+def test_names_the_game_cannot_show_are_refused_with_exit_2(checkpoint, tmp_path, capsys, name) -> None:
+    with pytest.raises(ExportError, match="--name"):
+        export_rlbot(checkpoint, tmp_path / "bot", name=name)
+    args = ["export", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "cli"), "--name", name]
+    assert rocketrl_main(args) == 2
+    assert "--name" in capsys.readouterr().err
+    assert not (tmp_path / "bot").exists() and not (tmp_path / "cli").exists()
+
+
+def test_a_checkpoint_without_a_policy_is_refused_by_name(tmp_path) -> None:
+    import torch
+
+    path = save_checkpoint(tmp_path / "notes.safetensors", {"values": {"x": torch.zeros(3)}}, {"config": {}})
+    with pytest.raises(ExportError, match="no policy network"):
+        export_rlbot(path, tmp_path / "bot")
+
+
+def test_files_get_ordinary_modes(checkpoint, tmp_path) -> None:
+    import os
+
+    umask = os.umask(0o022)
+    try:
+        folder = export_rlbot(checkpoint, tmp_path / "bot")
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o755
+    for path in folder.rglob("*"):
+        assert stat.S_IMODE(path.stat().st_mode) == (0o755 if path.is_dir() else 0o644), path
+
+
+def test_full_games_through_packets_play_as_the_policy(checkpoint, tmp_path) -> None:
+    """Two short games through the folder's own get_output against RulePolicy, with dropped and repeated packets,
+    countdowns, kickoffs and goal replays: at least 99% of the bot's choices are the checkpoint's own on the same
+    states, a repeated packet gets the same answer, and every game ends with a result."""
+    from rocketrl.export.packet_game import PacketGameConfig, PacketGames
+    from rocketrl.policy.load import load_policy, policy_from_checkpoint
+
+    folder = export_rlbot(checkpoint, tmp_path / "bot")
+    config = PacketGameConfig(num_games=2, game_seconds=8.0, num_arenas=2, drop_probability=0.05)
+    report = PacketGames(folder, load_policy("rule_policy"), policy_from_checkpoint(checkpoint, deterministic=True),
+                         config).play()  # fmt: skip
+    assert report["games"] == 2 and report["wins"] + report["draws"] + report["losses"] == 2
+    assert report["decisions_compared"] > 2 * 8 * 120 / 8 * 0.8
+    assert report["agreement"] >= 0.99, report
+    assert report["dropped"] > 0 and report["repeated"] > 0
+    assert report["repeats_answered_alike"] == report["repeated"]
