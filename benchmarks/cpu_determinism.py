@@ -186,7 +186,7 @@ def knife_edges(count: int = 32) -> dict:
     generator = torch.Generator().manual_seed(1)
     state = RandomStateSetter(1, 1)(contact.RANDOM_SEQUENCES, generator)
     controls = contact.random_controls(contact.RANDOM_SEQUENCES, contact.CONTACT_TIMES[-1], generator)
-    one = cpu_arithmetic.select_arenas(state, [60])
+    one = state.index([60])
     paths = contact.contact_paths(cpu_arithmetic.nudged(one, count), controls[:, [60] * count])
     report["random_state_60_orange"] = ensemble_summary(
         paths["rocketsim"]["pos"][:, :, 1], paths["warp"]["pos"][:, :, 1]

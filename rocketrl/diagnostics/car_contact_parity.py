@@ -172,9 +172,9 @@ def knife_edge(state: ResetState, controls: torch.Tensor, arena: int, nudges: in
     through both engines. "rocketsim_parted": how many nudged RocketSim runs end over END_PATH_SHARE of their path
     from RocketSim's unnudged run (rounding alone sends them elsewhere); "warp_shadow_share": the unnudged warp
     run's end error (the larger car's share of the path) to the nearest RocketSim run of the ensemble."""
-    from rocketrl.diagnostics.cpu_arithmetic import nudged, select_arenas
+    from rocketrl.diagnostics.cpu_arithmetic import nudged
 
-    ensemble = nudged(select_arenas(state, [arena]), nudges + 1)
+    ensemble = nudged(state.index([arena]), nudges + 1)
     paths = contact_paths(ensemble, controls[:, [arena] * (nudges + 1)])
     end = int(round(CONTACT_TIMES[-1] * TICKS_PER_SECOND))
     rocketsim = paths["rocketsim"]["pos"][end, :, :2]  # (M, 2 cars, 3)

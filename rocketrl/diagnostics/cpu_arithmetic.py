@@ -109,15 +109,6 @@ def state_digest(states: list) -> str:
     return digest.hexdigest()
 
 
-def select_arenas(state: ResetState, arenas: list[int]) -> ResetState:
-    """The arenas `arenas` of a ResetState (every tensor field indexed along its first axis)."""
-    return dataclasses.replace(
-        state,
-        **{f.name: getattr(state, f.name)[arenas] for f in dataclasses.fields(state)
-           if isinstance(getattr(state, f.name), torch.Tensor)},
-    )  # fmt: skip
-
-
 def nudged(state: ResetState, count: int, ulps: int = 2, seed: int = 0) -> ResetState:
     """`count` copies of a one-arena `state` whose car positions are moved by up to `ulps` float32 steps per
     coordinate at random (copy 0 unmoved): starts that no engine can tell apart from rounding alone."""

@@ -183,7 +183,7 @@ class PacketGames:
         """The checkpoint's own choice on rocketrl's observation of this state, against the bot's."""
         prev = self.prev[k : k + 1].clone()
         prev[0, game.bot_car] = torch.from_numpy(prev_controls)
-        obs = self.obs.build(_select(self.engine.state, k), prev)[0, game.bot_car]
+        obs = self.obs.build(self.engine.state.index(torch.tensor([k])), prev)[0, game.bot_car]
         action, _ = self.direct.act(obs[None], None)
         direct = to_controls(self.direct.action_kind, action)[0].numpy()
         self.decisions["compared"] += 1
@@ -295,17 +295,3 @@ class PacketGames:
 
 def _controller(c: Any) -> tuple:
     return (c.throttle, c.steer, c.pitch, c.yaw, c.roll, float(c.jump), float(c.boost), float(c.handbrake))
-
-
-def _select(state: Any, k: int) -> Any:
-    """Arena k of a BatchState, as a one-arena BatchState."""
-    import dataclasses
-
-    return dataclasses.replace(
-        state,
-        **{
-            f.name: getattr(state, f.name)[k : k + 1]
-            for f in dataclasses.fields(state)
-            if isinstance(getattr(state, f.name), torch.Tensor)
-        },
-    )

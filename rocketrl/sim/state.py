@@ -134,6 +134,12 @@ class ResetState:
     def num_arenas(self) -> int:
         return self.ball_pos.shape[0]
 
+    def index(self, arenas: torch.Tensor | list[int]) -> ResetState:
+        """The state of a subset of arenas (a bool mask, an index tensor or a list; repeats allowed)."""
+        return ResetState(
+            **{f.name: None if getattr(self, f.name) is None else getattr(self, f.name)[arenas] for f in fields(self)}
+        )
+
     def validate(self, num_cars: int) -> None:
         """Raise ValueError naming the field when a shape is wrong or a value is not finite."""
         k = self.num_arenas
