@@ -153,3 +153,29 @@ def test_the_benchmark_takes_learner_runs_only_for_several_learners(monkeypatch,
     with pytest.raises(SystemExit):
         bench.main()
     assert "--learners: the bot is chosen among the learners by games" in capsys.readouterr().err
+
+
+def test_against_several_opponents_a_candidate_adds_up_its_points_over_all_of_them(tmp_path, monkeypatch) -> None:
+    """The gauntlet's way: each candidate plays the games against every opponent; points over all of them."""
+    first = make_run(tmp_path / "first", {1000: 0.5})
+    second = make_run(tmp_path / "second", {1000: 0.5})
+    scores = {  # (run, opponent) -> (wins, draws, losses)
+        ("first", "v1"): (9, 0, 1),
+        ("first", "rule"): (2, 0, 8),
+        ("second", "v1"): (5, 0, 5),
+        ("second", "rule"): (8, 0, 2),
+    }
+
+    class Result:
+        def __init__(self, w: int, d: int, lost: int) -> None:
+            self.wins, self.draws, self.losses = w, d, lost
+
+    monkeypatch.setattr("rocketrl.policy.load.policy_from_checkpoint", lambda path, **_: Path(path))
+    monkeypatch.setattr(
+        selection,
+        "play_match",
+        lambda policy, opponent, *a, **k: Result(*scores[(policy.parent.parent.name, opponent)]),
+    )
+    table, best = selection.select_bot([first, second], ["v1", "rule"], match=None, candidates_per_run=1, log=print)
+    assert [(c.wins, c.losses) for c in table] == [(11, 9), (13, 7)]
+    assert best.checkpoint.parent.parent.name == "second"

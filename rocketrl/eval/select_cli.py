@@ -28,7 +28,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("runs", nargs="+", help="run folders (or their checkpoints/ folders) written by rocketrl train")
     p.add_argument("--games", type=positive_int, default=32, help="games each candidate plays (default 32)")
     p.add_argument("--candidates", type=positive_int, default=4, help="checkpoints per run: the latest and the best")
-    p.add_argument("--opponent", default="rule_policy", help="rule_policy (default), a scripted name or a checkpoint")
+    p.add_argument(
+        "--opponent",
+        default="rule_policy",
+        help="rule_policy (default), a scripted name, a gauntlet bot (gauntlet_v1), a checkpoint, or 'gauntlet': "
+        "--games against every gauntlet bot and scripted opponent, points added up",
+    )
     p.add_argument("--team-size", type=opposed_team_size, default=(1, 1), help="1, 2, 3 or BLUEvORANGE (default 1)")
     p.add_argument("--game-seconds", type=float, default=300.0, help="game clock in seconds (default 300)")
     p.add_argument("--kickoff-jitter", type=float, default=5.0, metavar="UU", help="spawn jitter (default 5 uu)")
@@ -44,7 +49,7 @@ def cmd_select(args: argparse.Namespace) -> int:
 
     from rocketrl.env.setters import MAX_KICKOFF_JITTER, kickoff_jitter_in_range
     from rocketrl.eval.selection import checkpoint_folder, format_selection, jittered_games, select_bot
-    from rocketrl.policy.load import load_policy
+    from rocketrl.policy.load import gauntlet, load_policy
 
     if not kickoff_jitter_in_range(args.kickoff_jitter):
         raise ValueError(f"--kickoff-jitter {args.kickoff_jitter:g}: must lie in [0, {MAX_KICKOFF_JITTER:g}] uu")
@@ -54,12 +59,16 @@ def cmd_select(args: argparse.Namespace) -> int:
         torch.set_num_threads(1)  # small batched ops: one thread is fastest
     blue, orange = args.team_size
     match = jittered_games(args.games, args.seed, blue, orange, args.kickoff_jitter, args.game_seconds)
-    opponent = load_policy(args.opponent, device=args.device, seed=args.seed, compile_rule=True)
+    specs = gauntlet() if args.opponent == "gauntlet" else [args.opponent]
+    # Opponents act greedily, as the bots they stand for would in a match.
+    opponent = [
+        load_policy(s, device=args.device, seed=args.seed, deterministic=True, compile_rule=True) for s in specs
+    ]
     table, best = select_bot(
         args.runs, opponent, match, args.candidates, deterministic=not args.sampled, device=args.device
     )
     print()
-    print(format_selection(table, best, args.games))
+    print(format_selection(table, best, args.games * len(specs)))
     print(f"chosen: {best.checkpoint}")
     if args.json:
         report = {

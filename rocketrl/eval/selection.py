@@ -89,21 +89,26 @@ def select_bot(
     device: str | torch.device = "cpu",
     log=print,
 ) -> tuple[list[Candidate], Candidate]:
-    """Every candidate of `runs` (run_candidates) plays `match` against `opponent`; (all candidates, the best).
+    """Every candidate of `runs` (run_candidates) plays `match` against `opponent` (a policy, or a list of them,
+    such as the gauntlet: `match` against each); (all candidates, the best).
 
-    The best has the most points; ties go to the higher step, then to the earlier run."""
+    The best has the most points over all its games; ties go to the higher step, then to the earlier run."""
     from rocketrl.policy.load import policy_from_checkpoint
 
     if not runs:
         raise ValueError("select_bot: give at least one run")
+    opponents = opponent if isinstance(opponent, list | tuple) else [opponent]
     table: list[Candidate] = []
     for run in runs:
         for candidate in run_candidates(run, candidates_per_run):
             policy = policy_from_checkpoint(candidate.checkpoint, device=device, deterministic=deterministic)
-            result = play_match(policy, opponent, match, "learner", "opponent", device=device)
-            candidate.wins, candidate.draws, candidate.losses = result.wins, result.draws, result.losses
+            for each in opponents:
+                result = play_match(policy, each, match, "learner", "opponent", device=device)
+                candidate.wins += result.wins
+                candidate.draws += result.draws
+                candidate.losses += result.losses
             table.append(candidate)
-            log(f"select: {candidate.checkpoint}: {result.wins}-{result.draws}-{result.losses}")
+            log(f"select: {candidate.checkpoint}: {candidate.wins}-{candidate.draws}-{candidate.losses}")
     _, best = max(enumerate(table), key=lambda entry: (entry[1].points, entry[1].step or 0, -entry[0]))
     return table, best
 
