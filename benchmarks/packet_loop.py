@@ -7,6 +7,8 @@ of the checkpoint's policy played directly (rocketrl.league.match). Prints JSON:
 intervals, the gap, and on the states where the bot chose, how often the direct policy chose the same controls.
 
     python benchmarks/packet_loop.py [--checkpoint pretrained] [--games 100] [--seconds 120] [--out FILE]
+
+100 games of 120 s took 55 minutes on 2 cores shared with a training run (about 2.1M packets).
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON report here")
     args = parser.parse_args()
+    import torch
 
+    torch.set_num_threads(1)  # one agent's small forward passes: one thread is fastest and leaves a core free
     direct = policy_from_checkpoint(resolve_checkpoint(args.checkpoint), deterministic=True)
     with tempfile.TemporaryDirectory() as tmp:
         folder = export_rlbot(args.checkpoint, Path(tmp) / "bot")
