@@ -3,9 +3,6 @@ window's -1, Jumping before the car leaves the ground, flip resets, demolitions,
 
 from __future__ import annotations
 
-import importlib
-import sys
-
 import numpy as np
 import pytest
 
@@ -15,22 +12,17 @@ import RocketSim as rs  # noqa: E402
 from export_helpers import make_checkpoint  # noqa: E402
 
 from rocketrl.export.bundle import export_rlbot  # noqa: E402
-from rocketrl.export.game_packets import DOUBLE_JUMP_MAX_DELAY, PacketWriter, field_info  # noqa: E402
+from rocketrl.export.game_packets import PacketWriter, field_info  # noqa: E402
+from rocketrl.export.packet_game import import_bot_module  # noqa: E402
 from rocketrl.sim.meshes import init_rocketsim  # noqa: E402
+from rocketrl.sim.rocketsim import DOUBLE_JUMP_MAX_DELAY  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def packet_mod(tmp_path_factory):
     """The exported folder's own packet reader."""
     tmp = tmp_path_factory.mktemp("conventions")
-    folder = export_rlbot(make_checkpoint(tmp), tmp / "bot")
-    for name in [m for m in sys.modules if m == "rocketrl_bot" or m.startswith("rocketrl_bot.")]:
-        del sys.modules[name]
-    sys.path.insert(0, str(folder))
-    try:
-        return importlib.import_module("rocketrl_bot.packet")
-    finally:
-        sys.path.remove(str(folder))
+    return import_bot_module(export_rlbot(make_checkpoint(tmp), tmp / "bot"), "packet")
 
 
 def player(**fields) -> flat.PlayerInfo:

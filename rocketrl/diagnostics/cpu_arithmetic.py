@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 from pathlib import Path
 
 import torch
 
+from rocketrl.infra.machine_cache import cpu_model_and_flags
 from rocketrl.sim.state import ResetState
 
 RSQRTSS = b"\xf3\x0f\x52"
@@ -136,16 +136,7 @@ def shadow_gaps(path: torch.Tensor, ensemble: torch.Tensor) -> torch.Tensor:
 
 
 def cpu_summary() -> dict[str, object]:
-    """The CPU model and the instruction-set flags that decide the arithmetic above (Linux /proc/cpuinfo)."""
-    model, flags = "", set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() == "model name" and not model:
-                model = value.strip()
-            elif key.strip() == "flags" and not flags:
-                flags = set(value.split())
-    except OSError:
-        pass
+    """The CPU model and the instruction-set flags that decide the arithmetic above."""
+    model, flags = cpu_model_and_flags()
     wanted = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "amx_tile")
-    return {"cpu": model or os.uname().machine, "flags": [f for f in wanted if f in flags]}
+    return {"cpu": model, "flags": [f for f in wanted if f in flags]}

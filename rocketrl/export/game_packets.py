@@ -32,9 +32,8 @@ from typing import Any
 import numpy as np
 
 from rocketrl.sim.arena import BOOST_PAD_COOLDOWN_BIG, BOOST_PAD_COOLDOWN_SMALL, BOOST_PADS, TICK_TIME
+from rocketrl.sim.rocketsim import DOUBLE_JUMP_MAX_DELAY
 
-DOUBLE_JUMP_MAX_DELAY = 1.25
-"""Seconds after a jump's end during which a dodge or double jump is possible (RocketSim, the game)."""
 DOUBLE_JUMP_TICKS = 13
 """Ticks the game reports DoubleJumping after a double jump (AirState docs)."""
 WORLD_GRAVITY_Z = -650.0

@@ -60,13 +60,14 @@ class PacketGameConfig:
 COUNTDOWN, KICKOFF, ACTIVE, GOAL = range(4)
 
 
-def load_bot_class(folder: Path) -> type:
-    """The RocketrlBot class of an exported folder, imported from that folder's own files."""
+def import_bot_module(folder: Path, module: str) -> Any:
+    """Module `module` ("agent", "packet", ...) of an exported folder's rocketrl_bot, imported from that folder's
+    own files (any rocketrl_bot imported before, from another folder, is forgotten first)."""
     for name in [m for m in sys.modules if m == "rocketrl_bot" or m.startswith("rocketrl_bot.")]:
         del sys.modules[name]
     sys.path.insert(0, str(folder))
     try:
-        return importlib.import_module("rocketrl_bot.agent").RocketrlBot
+        return importlib.import_module(f"rocketrl_bot.{module}")
     finally:
         sys.path.remove(str(folder))
 
@@ -96,7 +97,7 @@ class PacketGames:
         from rocketrl.sim.rocketsim import RocketSimEngine
 
         self.config, self.opponent, self.direct = config, opponent, direct
-        self.bot_class = load_bot_class(Path(folder))
+        self.bot_class = import_bot_module(Path(folder), "agent").RocketrlBot
         self.engine = RocketSimEngine(config.num_arenas, 1, 1, tick_skip=1, stepping="serial")
         self.block = self.engine._blocks[0]  # the RocketSim objects the packets are written from
         self.obs = DefaultObs(1, 1)

@@ -33,12 +33,13 @@ def cache_dir() -> Path:
     return Path(base).expanduser() / "rocketrl"
 
 
-def cpu_model_and_bf16_flags() -> tuple[str, list[str]]:
-    """The CPU's model name and which of BF16_CPU_FLAGS it has (Linux; elsewhere platform.processor())."""
+def cpu_model_and_flags() -> tuple[str, set[str]]:
+    """The CPU's model name and its instruction-set flags (Linux /proc/cpuinfo; elsewhere
+    platform.processor() and no flags)."""
     try:
         text = Path("/proc/cpuinfo").read_text(errors="replace")
     except OSError:
-        return platform.processor() or platform.machine(), []
+        return platform.processor() or platform.machine(), set()
     model, flags = "", set()
     for line in text.splitlines():
         key, _, value = line.partition(":")
@@ -47,7 +48,13 @@ def cpu_model_and_bf16_flags() -> tuple[str, list[str]]:
             model = value.strip()
         elif key in ("flags", "Features") and not flags:
             flags = set(value.split())
-    return model or platform.machine(), [f for f in BF16_CPU_FLAGS if f in flags]
+    return model or platform.machine(), flags
+
+
+def cpu_model_and_bf16_flags() -> tuple[str, list[str]]:
+    """The CPU's model name and which of BF16_CPU_FLAGS it has."""
+    model, flags = cpu_model_and_flags()
+    return model, [f for f in BF16_CPU_FLAGS if f in flags]
 
 
 def machine_fingerprint(device: torch.device) -> dict[str, Any]:
