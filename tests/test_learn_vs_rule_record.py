@@ -1,4 +1,5 @@
-"""The learning benchmark's run record: one JSON line per run with the figures the README's spread table needs."""
+"""The learning benchmark's run record: one JSON line per run with the figures the learning results' tables need
+(docs/results/learning.md)."""
 
 from __future__ import annotations
 

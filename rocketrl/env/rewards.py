@@ -132,8 +132,8 @@ def boost_held(prev: BatchState, state: BatchState) -> torch.Tensor:
 
 def in_air(prev: BatchState, state: BatchState) -> torch.Tensor:
     """1 while the car is off the ground (and not demolished), else 0: meant, weighted small, to keep jumping in the
-    policy, which bots otherwise unlearn early. Measured too large at 0.01 a step (a tenth of vs_rule's
-    velocity_player_to_ball): the cars stayed in the air 57-66% of the time and learnt little (README)."""
+    policy, which bots otherwise unlearn early. Keep its weight well under driving at the ball's: at a tenth of
+    vs_rule's velocity_player_to_ball the cars learn to stay in the air (docs/results/learning-experiments.md)."""
     return (~state.car_on_ground & ~state.car_demolished).float()
 
 

@@ -5,7 +5,7 @@ take in the learner's place (from the same raw observation), and the update adds
 `coef(progress) * -log pi(teacher action | obs)` to the PPO loss, the weight falling linearly from
 `ppo.imitation_coef` to 0 at `ppo.imitation_until` of training. The policy so starts from the scripted bot's
 driving, jumps and dodges, and reinforcement learning alone shapes it afterwards; a policy learnt from scratch
-drops jumping in its first million steps, before any dodge pays (README, Learning benchmark).
+drops jumping in its first million steps, before any dodge pays (docs/results/learning-experiments.md).
 
 RulePolicy is stateless (its previous controls are part of the observation), so it can label any state the
 learner reaches, and it reads the default 180-float observation: imitation needs that observation and the

@@ -145,8 +145,7 @@ def find_box_contacts(
     them); each point made writes its normal (before the internal-edge correction) to the car's F_CONTACT_N*,
     as RocketSim's contact callback does, so the last one made stays for the next tick's auto-roll and
     auto-flip. They are solved planes first: Bullet sorts the manifolds by island with an unstable quicksort,
-    which swaps a lone car's two (measured against RocketSim: back_wall_drive_down parts by 2.4 uu the other
-    way, 0.03 this way)."""
+    which swaps a lone car's two (docs/results/engine-parity.md, contact order)."""
     box = BoxContacts()
     box.count = 0
     if s.plane_only_cars == 0 and mesh_in_reach(s, centre):

@@ -276,9 +276,8 @@ def solve_ball_contacts(s: SimStateRef, a: int, bc: BallContacts):
 @wp.func
 def car_ball_contacts(s: SimStateRef, a: int, num_cars: int, tick: int):
     """Every car against the ball for one tick (module docstring): each car's point, from the last car to the
-    first, then all solved together in that order. The order is RocketSim's, measured: a head-on 50/50 replays
-    RocketSim's within 3.5 uu (cars) and 0.13 uu (ball) at 1 s so, and parts by 69-71 and 12 uu in car order
-    (the ball's sideways velocity takes the opposite sign); the last touch is the first car's."""
+    first, then all solved together in that order. The order is RocketSim's: a head-on 50/50 follows RocketSim's
+    only in it (docs/results/engine-parity.md, contact order); the last touch is the first car's."""
     bc = BallContacts()
     bc.count = 0
     for back in range(num_cars):

@@ -200,9 +200,8 @@ def ball_and_meetings(s: SimStateRef, a: int, num_cars: int, tick: int):
     """The ball's gravity and drag and its arena contact, then the car-ball and car-car contacts of arena a."""
     decay = wp.pow(1.0 - BALL_DRAG, TICK_TIME)
     s.ball_vel[a] = s.ball_vel[a] * decay + wp.vec3(0.0, 0.0, GRAVITY_Z * TICK_TIME)
-    # The ball's arena contact before the cars' (measured: a car's hit on a ball on the floor then replays
-    # RocketSim's 10x closer, 0.024% of the ball's path against 0.17-0.32%; solving the two together, with
-    # the setups before either, was no better: 0.59 uu at 1 s against 0.11).
+    # The ball's arena contact before the cars', as Bullet orders them in the ball's island: a car's hit on a
+    # ball resting on the floor then follows RocketSim's (docs/results/engine-parity.md, contact order).
     ball_arena_contact(s, a)
     car_ball_contacts(s, a, num_cars, tick)
     for i in range(num_cars):

@@ -1,4 +1,5 @@
-"""The README's layout section names every module of the package and every benchmark, so it matches the tree."""
+"""The docs' layout page (docs/layout.md) names every module of the package and every benchmark, so it matches the
+tree."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ PACKAGE = ROOT / "rocketrl"
 
 
 def layout_block() -> str:
-    text = (ROOT / "README.md").read_text()
-    section = text.split("\n## Layout\n", 1)[1]
-    return section.split("```", 2)[1]
+    """The first fenced block of docs/layout.md."""
+    text = (ROOT / "docs" / "layout.md").read_text()
+    return text.split("```", 2)[1]
 
 
 def entries() -> dict[str, str]:
@@ -48,4 +49,4 @@ def test_every_package_and_module_is_in_the_layout() -> None:
         missing += [f"{key}{name}" for name in modules(package) if not re.search(rf"\b{re.escape(name)}\b", text)]
     text = described.get("benchmarks/", "")
     missing += [f"benchmarks/{name}" for name in modules(ROOT / "benchmarks") if name not in text]
-    assert not missing, f"README's layout section does not name: {', '.join(missing)}"
+    assert not missing, f"docs/layout.md does not name: {', '.join(missing)}"
