@@ -1,7 +1,7 @@
 """`rocketrl render` (a replay file -> MP4, GIF or PNG frames) and `rocketrl watch` (play a game, render it).
 
 rocketrl render REPLAY [--out game.mp4|game.gif|frames/] [--fps 30] [--speed 1] [--view top|side|both]
-rocketrl watch --checkpoint PATH|pretrained [--opponent rule_policy|random|shadow_goalie|ball_chaser|PATH]
+rocketrl watch --checkpoint PATH|pretrained [--opponent rule_policy|random|shadow_goalie|ball_chaser|rotation|PATH]
     [--team-size 1v1] [--seconds 60] [--seed N] [--games N] [--sample] --out game.mp4 [--live]
 """
 
@@ -42,7 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     watch.add_argument("--checkpoint", required=True, help="a checkpoint path, or 'pretrained' for the shipped bot")
     watch.add_argument(
-        "--opponent", default="rule_policy", help="rule_policy, random, shadow_goalie, ball_chaser or a checkpoint"
+        "--opponent", default="rule_policy", help="rule_policy, random, shadow_goalie, ball_chaser, rotation or a checkpoint"
     )
     watch.add_argument("--team-size", type=opposed_team_size, default=(1, 1), help="1, 2, 3 or BLUEvORANGE (1v1)")
     watch.add_argument("--seconds", type=float, default=60.0, help="game clock in seconds (default 60)")
