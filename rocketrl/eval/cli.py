@@ -17,7 +17,7 @@ import itertools
 import json
 from pathlib import Path
 
-from rocketrl.cli_args import opposed_team_size, positive_int
+from rocketrl.cli_args import opposed_team_size, positive_int, warn_team_size
 from rocketrl.eval.game_stats import figures_for_json, format_stats, replay_paths, stats_of_files
 from rocketrl.eval.team_stats import team_label, team_stats, team_stats_as_json
 from rocketrl.infra.atomic_json import write_json_atomic
@@ -148,6 +148,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         pairings = [(args.checkpoint, o) for o in opponents]
     import torch
 
+    blue, orange = args.team_size
+    warn_team_size(specs, blue, orange)
     if args.device == "cpu":
         torch.set_num_threads(1)  # small batched ops: one thread is fastest and never stalls on busy cores
     policies = {
@@ -159,7 +161,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
     names = {spec: policy_name(spec) for spec in specs}
     ratings_path = _ratings_path(args, specs)
     table, data = _load_table(ratings_path)
-    blue, orange = args.team_size
     results: list[MatchResult] = []
     styles: list[dict[str, dict[str, float]]] = []
     teams: list[dict[str, dict]] = []

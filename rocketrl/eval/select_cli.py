@@ -15,7 +15,7 @@ import argparse
 import json
 from pathlib import Path
 
-from rocketrl.cli_args import opposed_team_size, positive_int
+from rocketrl.cli_args import opposed_team_size, positive_int, warn_team_size
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -61,6 +61,7 @@ def cmd_select(args: argparse.Namespace) -> int:
     blue, orange = args.team_size
     match = jittered_games(args.games, args.seed, blue, orange, args.kickoff_jitter, args.game_seconds)
     specs = gauntlet(max(blue, orange) > 1) if args.opponent == "gauntlet" else [args.opponent]
+    warn_team_size(specs, blue, orange)
     # Opponents act greedily, as the bots they stand for would in a match.
     opponent = [
         load_policy(s, device=args.device, seed=args.seed, deterministic=True, compile_rule=True) for s in specs

@@ -1,7 +1,7 @@
 """ArenaPlan: which cars the learner drives and which its opponents drive, for one team-size stage.
 
 Arenas are split by the opponent shares (largest remainder), contiguous per kind in the order
-selfplay, checkpoint, rule. In selfplay arenas the learner drives every car; in the others it
+selfplay, checkpoint, rule, rotation. In selfplay arenas the learner drives every car; in the others it
 drives blue in even arenas and orange in odd ones, so it plays each side equally often, and the
 opponent drives the other team. Checkpoint arenas are split into `groups` slots, each of which
 meets its own snapshot during a rollout. Cars are flattened arena-major: agent = arena * C + car.
@@ -22,7 +22,7 @@ class OpponentSlot:
     """Agents of one opponent during a rollout."""
 
     kind: str
-    """'checkpoint' or 'rule'."""
+    """'checkpoint', 'rule' or 'rotation'."""
     arenas: torch.Tensor
     """(K,) arena indices."""
     agents: torch.Tensor
@@ -79,7 +79,7 @@ class ArenaPlan:
         """(B,) arena of each learner agent."""
         self.pure_selfplay = bool(selfplay.all())
         self.slots: list[OpponentSlot] = []
-        for kind, pieces in (("checkpoint", groups), ("rule", 1)):
+        for kind, pieces in (("checkpoint", groups), ("rule", 1), ("rotation", 1)):
             arenas = torch.tensor([i for i, k in enumerate(kinds) if k == kind], dtype=torch.long)
             for part in torch.tensor_split(arenas, min(pieces, max(1, len(arenas)))):
                 if len(part) == 0:
