@@ -33,12 +33,14 @@ class OpponentSlot:
 
 
 def allocate_arenas(num_arenas: int, shares: dict[str, float]) -> dict[str, int]:
-    """Arenas per opponent kind in proportion to `shares` (largest remainder; sums to num_arenas)."""
-    total = sum(shares.get(k, 0.0) for k in OPPONENT_KINDS)
-    exact = {k: num_arenas * shares.get(k, 0.0) / total for k in OPPONENT_KINDS}
+    """Arenas per opponent kind in proportion to `shares` (largest remainder; sums to num_arenas). Every kind
+    but rotation has an entry; rotation only when `shares` names it."""
+    kinds = [k for k in OPPONENT_KINDS if k != "rotation" or k in shares]
+    total = sum(shares.get(k, 0.0) for k in kinds)
+    exact = {k: num_arenas * shares.get(k, 0.0) / total for k in kinds}
     counts = {k: int(v) for k, v in exact.items()}
     left = num_arenas - sum(counts.values())
-    for k in sorted(OPPONENT_KINDS, key=lambda k: (counts[k] - exact[k], OPPONENT_KINDS.index(k)))[:left]:
+    for k in sorted(kinds, key=lambda k: (counts[k] - exact[k], OPPONENT_KINDS.index(k)))[:left]:
         counts[k] += 1
     return counts
 
@@ -63,7 +65,7 @@ class ArenaPlan:
         n = self.num_cars
         kinds: list[str] = []
         for kind in OPPONENT_KINDS:
-            kinds += [kind] * self.counts[kind]
+            kinds += [kind] * self.counts.get(kind, 0)
         self.arena_kind = kinds
         arena = torch.arange(num_arenas)
         selfplay = torch.tensor([k == "selfplay" for k in kinds])
