@@ -17,11 +17,13 @@ import itertools
 import json
 from pathlib import Path
 
-from rocketrl.cli_args import opposed_team_size, positive_int
-from rocketrl.eval.game_stats import figures_for_json, format_stats, stats_of_files
+from rocketrl.cli_args import opposed_team_size, positive_int, warn_team_size
+from rocketrl.eval.game_stats import figures_for_json, format_stats, replay_paths, stats_of_files
+from rocketrl.eval.team_stats import team_label, team_stats, team_stats_as_json
 from rocketrl.infra.atomic_json import write_json_atomic
 from rocketrl.league.match import MatchConfig, MatchResult, play_match
 from rocketrl.league.ratings import RatingTable, format_ranking
+from rocketrl.league.replay import load_replay
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -30,14 +32,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="play full games between policies; win rates, intervals and ratings",
         description="Play full games (kickoffs after goals, a game clock, overtime) in batched arenas, "
         "each side equally often. Policies: 'rule_policy', 'random', 'shadow_goalie', 'ball_chaser' (scripted, "
-        "kept out of training), 'pretrained' (the shipped bot) or a checkpoint path.",
+        "kept out of training), 'rotation' (a scripted team that rotates), 'pretrained' (the shipped bot) or a "
+        "checkpoint path.",
     )
     p.add_argument("--checkpoint", help="the policy to evaluate (a checkpoint path, pretrained, or a scripted name)")
     p.add_argument("--opponents", default="rule_policy", help="comma-separated opponents (default rule_policy)")
     p.add_argument(
         "--gauntlet",
         action="store_true",
-        help="play --checkpoint against every gauntlet bot (each shipped bot, frozen) and every scripted opponent, "
+        help="play --checkpoint against every gauntlet bot (each shipped bot, frozen) and every scripted opponent "
+        "(the rotation team too when a team has more than one car), "
         "greedy, from spawns jittered by 5 uu unless --kickoff-jitter says otherwise",
     )
     p.add_argument("--tournament", action="store_true", help="round robin among --policies and a ranking table")
@@ -133,7 +137,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if args.gauntlet:
             from rocketrl.policy.load import gauntlet
 
-            args.opponents = ",".join(o for o in gauntlet() if o != args.checkpoint)
+            team = max(args.team_size) > 1
+            args.opponents = ",".join(o for o in gauntlet(team) if o != args.checkpoint)
             args.deterministic = True
             args.kickoff_jitter = args.kickoff_jitter or 5.0
         opponents = [s.strip() for s in args.opponents.split(",") if s.strip()]
@@ -143,6 +148,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         pairings = [(args.checkpoint, o) for o in opponents]
     import torch
 
+    blue, orange = args.team_size
+    warn_team_size(specs, blue, orange)
     if args.device == "cpu":
         torch.set_num_threads(1)  # small batched ops: one thread is fastest and never stalls on busy cores
     policies = {
@@ -154,9 +161,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     names = {spec: policy_name(spec) for spec in specs}
     ratings_path = _ratings_path(args, specs)
     table, data = _load_table(ratings_path)
-    blue, orange = args.team_size
     results: list[MatchResult] = []
     styles: list[dict[str, dict[str, float]]] = []
+    teams: list[dict[str, dict]] = []
     for a, b in pairings:
         config = MatchConfig.games(
             num_games=args.num_games,
@@ -184,6 +191,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
             figures = stats_of_files([config.replay_dir])
             styles.append(figures)
             print(format_stats(figures), flush=True)
+            together = team_stats(load_replay(p) for p in replay_paths([config.replay_dir]))
+            teams.append(team_stats_as_json(together))
+            print(format_stats({team_label(k): s.summary() for k, s in together.items()}), flush=True)
     print()
     print(format_ranking(table))
     if ratings_path is not None:
@@ -197,6 +207,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             "game_seconds": args.game_seconds,
             "results": [r.to_dict() for r in results],
             "game_figures": [{name: figures_for_json(f) for name, f in style.items()} for style in styles],
+            "team_figures": teams,
             "ratings": {row.name: {"elo": row.elo, "openskill": row.ordinal} for row in table.ranking()},
         }
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)

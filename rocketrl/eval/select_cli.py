@@ -15,7 +15,7 @@ import argparse
 import json
 from pathlib import Path
 
-from rocketrl.cli_args import opposed_team_size, positive_int
+from rocketrl.cli_args import opposed_team_size, positive_int, warn_team_size
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -32,7 +32,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--opponent",
         default="rule_policy",
         help="rule_policy (default), a scripted name, a gauntlet bot (gauntlet_v1), a checkpoint, or 'gauntlet': "
-        "--games against every gauntlet bot and scripted opponent, points added up",
+        "--games against every gauntlet bot and scripted opponent (the rotation team too in team games), points "
+        "added up",
     )
     p.add_argument("--team-size", type=opposed_team_size, default=(1, 1), help="1, 2, 3 or BLUEvORANGE (default 1)")
     p.add_argument("--game-seconds", type=float, default=300.0, help="game clock in seconds (default 300)")
@@ -59,7 +60,8 @@ def cmd_select(args: argparse.Namespace) -> int:
         torch.set_num_threads(1)  # small batched ops: one thread is fastest
     blue, orange = args.team_size
     match = jittered_games(args.games, args.seed, blue, orange, args.kickoff_jitter, args.game_seconds)
-    specs = gauntlet() if args.opponent == "gauntlet" else [args.opponent]
+    specs = gauntlet(max(blue, orange) > 1) if args.opponent == "gauntlet" else [args.opponent]
+    warn_team_size(specs, blue, orange)
     # Opponents act greedily, as the bots they stand for would in a match.
     opponent = [
         load_policy(s, device=args.device, seed=args.seed, deterministic=True, compile_rule=True) for s in specs

@@ -5,7 +5,8 @@
 
 Each path is a replay file or a folder of them; a folder whose replays lie one level down (the layout
 `rocketrl eval --replays` writes, one folder per pairing) counts each of those folders as a path. Every path gets
-its own columns, one per policy that played in it.
+its own columns, one per policy that played in it; a second table shows how each policy's teams played together
+(rocketrl.eval.team_stats), one column per policy and team size.
 """
 
 from __future__ import annotations
@@ -13,14 +14,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rocketrl.eval.game_stats import format_stats, stats_as_json, stats_of_paths
+from rocketrl.eval.game_stats import format_stats, replay_paths, stats_as_json, stats_of_paths
+from rocketrl.eval.team_stats import team_label, team_stats, team_stats_as_json
 from rocketrl.infra.atomic_json import write_json_atomic
+from rocketrl.league.replay import load_replay
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "stats",
-        help="how each policy played (shots, conversion, hits, boost, positioning), from game replays",
+        help="how each policy played (shots, conversion, hits, boost, positioning, team play), from game replays",
         description="Scoring, shooting, hitting, moving and positioning figures per policy, read from replay files "
         "(write them with rocketrl eval --replays DIR). Rates are per minute of one car's play.",
     )
@@ -45,14 +48,25 @@ def expand_groups(paths: list[str]) -> list[Path]:
 def cmd_stats(args: argparse.Namespace) -> int:
     groups = expand_groups(args.paths)
     table: dict[str, dict[str, float]] = {}
+    teams: dict[str, dict[str, float]] = {}
     report: dict[str, dict] = {}
+    team_report: dict[str, dict] = {}
     for group in groups:
         stats = stats_of_paths([group])
         for name, s in stats.items():
             label = name if len(groups) == 1 else f"{group.name}: {name}"
             table[label] = s.summary()
         report[str(group)] = stats_as_json(stats)
+        together = team_stats(load_replay(p) for p in replay_paths([group]))
+        for key, s in together.items():
+            label = team_label(key) if len(groups) == 1 else f"{group.name}: {team_label(key)}"
+            teams[label] = s.summary()
+        team_report[str(group)] = team_stats_as_json(together)
     print(format_stats(table))
+    print()
+    print("team play")
+    print(format_stats(teams))
+    report["team_play"] = team_report
     if args.json:
         write_json_atomic(Path(args.json), report)
         print(f"figures written to {args.json}")

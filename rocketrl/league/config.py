@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from rocketrl.env.setters import MAX_KICKOFF_JITTER, kickoff_jitter_in_range
 
-OPPONENT_KINDS = ("selfplay", "checkpoint", "rule")
+OPPONENT_KINDS = ("selfplay", "checkpoint", "rule", "rotation")
 
 
 @dataclass
@@ -15,7 +15,8 @@ class LeagueConfig:
 
     opponents: dict[str, float] = field(default_factory=lambda: {"selfplay": 1.0})
     """Share of arenas by opponent: selfplay (the learner on both sides), checkpoint (past snapshots),
-    rule (the scripted RulePolicy). In non-selfplay arenas the learner plays blue in even arenas and
+    rule (the scripted RulePolicy), rotation (the scripted rotation team, rocketrl.policy.rotation). In
+    non-selfplay arenas the learner plays blue in even arenas and
     orange in odd ones."""
     snapshot_interval: int = 1_000_000
     """Agent-steps between snapshots of the learner joining the opponent pool (one joins at the start)."""

@@ -36,6 +36,10 @@ from rocketrl.policy.base import Policy, PolicyDriver
 from rocketrl.policy.load import RULE_POLICY, policy_from_checkpoint
 from rocketrl.policy.normalize import ObservationNormalizer
 
+ROTATION = "rotation"
+SCRIPTED_KINDS = {"rule": RULE_POLICY, "rotation": ROTATION}
+"""Opponent kinds played by a scripted policy, and that policy's name."""
+
 LEARNER = "learner"
 
 
@@ -78,10 +82,11 @@ class League:
         """Latest gate measures: win_rate_vs_rule, elo."""
         self.training_results: dict[str, list[int]] = {}
         """Opponent name -> [wins, draws, losses] of the learner in training episodes."""
-        self.recent: dict[str, deque[float]] = {"checkpoint": deque(maxlen=200), "rule": deque(maxlen=200)}
+        self.recent: dict[str, deque[float]] = {kind: deque(maxlen=200) for kind in ("checkpoint", *SCRIPTED_KINDS)}
         self.picks = np.random.default_rng(seed)
         self.curriculum: Curriculum | None = load_curriculum(config.curriculum) if config.curriculum else None
         self._rule: Policy | None = None
+        self._rotation: Policy | None = None
         self._snapshot_policies: dict[str, Policy] = {}
         self._eval_env: BatchedEnv | None = None
         self.last_eval: dict = {}
@@ -125,6 +130,22 @@ class League:
             self._rule = RulePolicy(seed=self.seed, compiled=self.compile_rule)
         return self._rule
 
+    @property
+    def rotation(self) -> Policy:
+        if self._rotation is None:
+            from rocketrl.policy.scripted import Rotation
+
+            self._rotation = Rotation(seed=self.seed, compiled=self.compile_rule)
+        return self._rotation
+
+    def scripted_policy(self, name: str) -> Policy:
+        """The scripted opponent `name` (RULE_POLICY or ROTATION), or a snapshot's network."""
+        if name == RULE_POLICY:
+            return self.rule
+        if name == ROTATION:
+            return self.rotation
+        return self.snapshot_policy(name)
+
     def snapshot_policy(self, name: str) -> Policy:
         if name not in self._snapshot_policies:
             entry = next(s for s in self.snapshots if s["name"] == name)
@@ -149,8 +170,8 @@ class League:
         """Matchmaking for the next rollout: the policy name of each opponent slot of `plan`, in order."""
         names = []
         for slot in plan.slots:
-            if slot.kind == "rule":
-                names.append(RULE_POLICY)
+            if slot.kind in SCRIPTED_KINDS:
+                names.append(SCRIPTED_KINDS[slot.kind])
             else:
                 pool, probs = self.pick_probabilities()
                 names.append(pool[int(self.picks.choice(len(pool), p=probs))])
@@ -162,7 +183,7 @@ class League:
         names = self.opponent_names(plan) if names is None else names
         for slot, name in zip(plan.slots, names, strict=True):
             slot.name = name
-            policy = self.rule if name == RULE_POLICY else self.snapshot_policy(name)
+            policy = self.scripted_policy(name)
             slot.driver = PolicyDriver(policy, int(slot.agents.numel()), self.device)
 
     def record_training_outcomes(self, plan: ArenaPlan, episodes: dict[str, torch.Tensor]) -> None:

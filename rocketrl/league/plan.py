@@ -1,7 +1,7 @@
 """ArenaPlan: which cars the learner drives and which its opponents drive, for one team-size stage.
 
 Arenas are split by the opponent shares (largest remainder), contiguous per kind in the order
-selfplay, checkpoint, rule. In selfplay arenas the learner drives every car; in the others it
+selfplay, checkpoint, rule, rotation. In selfplay arenas the learner drives every car; in the others it
 drives blue in even arenas and orange in odd ones, so it plays each side equally often, and the
 opponent drives the other team. Checkpoint arenas are split into `groups` slots, each of which
 meets its own snapshot during a rollout. Cars are flattened arena-major: agent = arena * C + car.
@@ -22,7 +22,7 @@ class OpponentSlot:
     """Agents of one opponent during a rollout."""
 
     kind: str
-    """'checkpoint' or 'rule'."""
+    """'checkpoint', 'rule' or 'rotation'."""
     arenas: torch.Tensor
     """(K,) arena indices."""
     agents: torch.Tensor
@@ -33,12 +33,14 @@ class OpponentSlot:
 
 
 def allocate_arenas(num_arenas: int, shares: dict[str, float]) -> dict[str, int]:
-    """Arenas per opponent kind in proportion to `shares` (largest remainder; sums to num_arenas)."""
-    total = sum(shares.get(k, 0.0) for k in OPPONENT_KINDS)
-    exact = {k: num_arenas * shares.get(k, 0.0) / total for k in OPPONENT_KINDS}
+    """Arenas per opponent kind in proportion to `shares` (largest remainder; sums to num_arenas). Every kind
+    but rotation has an entry; rotation only when `shares` names it."""
+    kinds = [k for k in OPPONENT_KINDS if k != "rotation" or k in shares]
+    total = sum(shares.get(k, 0.0) for k in kinds)
+    exact = {k: num_arenas * shares.get(k, 0.0) / total for k in kinds}
     counts = {k: int(v) for k, v in exact.items()}
     left = num_arenas - sum(counts.values())
-    for k in sorted(OPPONENT_KINDS, key=lambda k: (counts[k] - exact[k], OPPONENT_KINDS.index(k)))[:left]:
+    for k in sorted(kinds, key=lambda k: (counts[k] - exact[k], OPPONENT_KINDS.index(k)))[:left]:
         counts[k] += 1
     return counts
 
@@ -63,7 +65,7 @@ class ArenaPlan:
         n = self.num_cars
         kinds: list[str] = []
         for kind in OPPONENT_KINDS:
-            kinds += [kind] * self.counts[kind]
+            kinds += [kind] * self.counts.get(kind, 0)
         self.arena_kind = kinds
         arena = torch.arange(num_arenas)
         selfplay = torch.tensor([k == "selfplay" for k in kinds])
@@ -79,7 +81,7 @@ class ArenaPlan:
         """(B,) arena of each learner agent."""
         self.pure_selfplay = bool(selfplay.all())
         self.slots: list[OpponentSlot] = []
-        for kind, pieces in (("checkpoint", groups), ("rule", 1)):
+        for kind, pieces in (("checkpoint", groups), ("rule", 1), ("rotation", 1)):
             arenas = torch.tensor([i for i, k in enumerate(kinds) if k == kind], dtype=torch.long)
             for part in torch.tensor_split(arenas, min(pieces, max(1, len(arenas)))):
                 if len(part) == 0:

@@ -26,6 +26,10 @@ GAUNTLET_DIR = PRETRAINED_CHECKPOINT.parent / "gauntlet"
 GAUNTLET_PREFIX = "gauntlet_v"
 SCRIPTED_GAUNTLET = (RULE_POLICY, "shadow_goalie", "ball_chaser")
 """The scripted opponents every candidate also meets in the gauntlet."""
+TEAM_GAUNTLET = ("rotation",)
+"""Scripted teams the gauntlet adds when teams have more than one car (a team of one plays as RulePolicy)."""
+SCRIPTED_NAMES = ("shadow_goalie", "ball_chaser", "rotation")
+"""The scripted policies beside RulePolicy (`rocketrl.policy.scripted.SCRIPTED_OPPONENTS`), by name."""
 
 
 def gauntlet_bots() -> list[str]:
@@ -34,9 +38,10 @@ def gauntlet_bots() -> list[str]:
     return [f"{GAUNTLET_PREFIX}{v}" for v in versions]
 
 
-def gauntlet() -> list[str]:
-    """Every opponent of the gauntlet: its bots, then the scripted ones."""
-    return [*gauntlet_bots(), *SCRIPTED_GAUNTLET]
+def gauntlet(team: bool = False) -> list[str]:
+    """Every opponent of the gauntlet: its bots, then the scripted ones (team: the games have a team of more than
+    one car, so the scripted teams of TEAM_GAUNTLET join)."""
+    return [*gauntlet_bots(), *SCRIPTED_GAUNTLET, *(TEAM_GAUNTLET if team else ())]
 
 
 def resolve_checkpoint(spec: str | Path) -> Path:
@@ -124,8 +129,8 @@ def load_policy(
     compile_rule: bool = False,
 ) -> Policy:
     """'rule_policy' (also 'rule'), 'random', 'shadow_goalie', 'ball_chaser' (scripted opponents kept out of
-    training), 'pretrained' or a checkpoint path -> a Policy. compile_rule: a RulePolicy
-    runs through torch.compile."""
+    training), 'rotation' (the scripted rotating team), 'pretrained' or a checkpoint path -> a Policy.
+    compile_rule: a scripted policy runs through torch.compile."""
     if spec in (RULE_POLICY, "rule"):
         from rocketrl.policy.rule import RulePolicy
 
@@ -140,8 +145,9 @@ def load_policy(
         return SCRIPTED_OPPONENTS[spec](seed=seed, compiled=compile_rule)
     if spec != PRETRAINED and not spec.startswith(GAUNTLET_PREFIX) and not Path(spec).exists():
         raise FileNotFoundError(
-            f"policy {spec!r} is neither 'rule_policy', 'random', 'shadow_goalie', 'ball_chaser', 'pretrained' nor "
-            "an existing checkpoint file; give one of those (e.g. runs/<run>/checkpoints/<file>.safetensors)"
+            f"policy {spec!r} is neither 'rule_policy', 'random', {', '.join(map(repr, SCRIPTED_NAMES))}, "
+            "'pretrained' nor an existing checkpoint file; give one of those "
+            "(e.g. runs/<run>/checkpoints/<file>.safetensors)"
         )
     return policy_from_checkpoint(spec, device=device, deterministic=deterministic)
 
@@ -152,7 +158,7 @@ def policy_name(spec: str) -> str:
         return RULE_POLICY
     if spec == RANDOM_POLICY:
         return RANDOM_POLICY
-    if spec in (PRETRAINED, "shadow_goalie", "ball_chaser") or spec.startswith(GAUNTLET_PREFIX):
+    if spec == PRETRAINED or spec in SCRIPTED_NAMES or spec.startswith(GAUNTLET_PREFIX):
         return spec
     path = Path(spec).resolve()
     return f"{path.parent.parent.name}/{path.stem}"

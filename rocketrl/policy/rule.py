@@ -186,16 +186,21 @@ def choose_target(obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     mode = torch.where(want, BOOST, mode)
 
     # Never drive through the ball on the way: detour around it on the car's side of the path.
+    target = around_ball(target, car, pred, (mode != ATTACK) | (offset[:, 0] > 300.0))
+    return target, mode
+
+
+def around_ball(target: torch.Tensor, car: torch.Tensor, ball: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+    """target [N, 3] (uu), or a point 450 uu beside the ball [N, 3] on the car's [N, 3] side of the path where
+    the straight path would run through the ball and `allowed` [N] bool."""
     path = xy(target - car)
     path_len = path.norm(dim=-1).clamp_min(1.0)
-    along = (xy(pred - car) * path).sum(-1) / path_len
-    perp = xy(car - pred) - unit(path) * (xy(car - pred) * unit(path)).sum(-1, keepdim=True)
+    along = (xy(ball - car) * path).sum(-1) / path_len
+    perp = xy(car - ball) - unit(path) * (xy(car - ball) * unit(path)).sum(-1, keepdim=True)
     side = unit(perp + torch.stack([-path[:, 1], path[:, 0], torch.zeros_like(path_len)], -1) * 1e-4)
-    blocked = (perp.norm(dim=-1) < 250.0) & (along > 150.0) & (along < path_len - 150.0)
-    blocked &= (mode != ATTACK) | (offset[:, 0] > 300.0)
-    around = clamp_field(pred + side * 450.0)
-    target = torch.where(blocked.unsqueeze(-1), around, target)
-    return target, mode
+    blocked = (perp.norm(dim=-1) < 250.0) & (along > 150.0) & (along < path_len - 150.0) & allowed
+    around = clamp_field(ball + side * 450.0)
+    return torch.where(blocked.unsqueeze(-1), around, target)
 
 
 class RulePolicy:

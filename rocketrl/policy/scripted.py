@@ -1,9 +1,10 @@
-"""Two more scripted opponents, of styles unlike RulePolicy's, to measure how bots generalize.
+"""More scripted opponents, of styles unlike RulePolicy's: two to measure how bots generalize, one team.
 
-They are kept out of every training preset: a bot never meets them while it learns, so its results
-against them say how its play holds up against opponents it did not train on. Both read the same
-observation as every policy (blue-side frame, so they play either team) and drive through RulePolicy's
-driving layer (`rule.drive_controls`: steering, boost, jumps, dodges, air control); only where they go
+ShadowGoalie and BallChaser are kept out of every training preset: a bot never meets them while it learns, so
+its results against them say how its play holds up against opponents it did not train on. Rotation
+(`rocketrl.policy.rotation`) is a team opponent that takes turns at the ball; team presets train against it.
+All read the same observation as every policy (blue-side frame, so they play either team) and drive through
+RulePolicy's driving layer (`rule.drive_controls`: steering, boost, jumps, dodges, air control); only where they go
 differs. Stateless and deterministic.
 
   * ShadowGoalie ("shadow_goalie"): a defender. It stays goal-side, on the line from its own goal to the
@@ -35,6 +36,7 @@ from rocketrl.env.obs import (
 )
 from rocketrl.infra.compile_fallback import CompiledOrEager
 from rocketrl.policy.base import PolicyState
+from rocketrl.policy.rotation import rotation_controls
 from rocketrl.policy.rule import (
     ATTACK,
     BOOST,
@@ -157,5 +159,16 @@ class BallChaser(_Scripted):
         super().__init__(ball_chaser_controls, seed, compiled)
 
 
-SCRIPTED_OPPONENTS = {"shadow_goalie": ShadowGoalie, "ball_chaser": BallChaser}
-"""Opponents for generalization measures, by the name `load_policy` and `rocketrl eval` accept."""
+class Rotation(_Scripted):
+    """The rotating team: first man challenges, second supports, last man back shadows (rotation.py)."""
+
+    name = "rotation"
+
+    def __init__(self, seed: int = 0, compiled: bool = False) -> None:
+        super().__init__(rotation_controls, seed, compiled)
+
+
+SCRIPTED_OPPONENTS = {"shadow_goalie": ShadowGoalie, "ball_chaser": BallChaser, "rotation": Rotation}
+"""Scripted opponents beside RulePolicy, by the name `load_policy`, `rocketrl eval` and `rocketrl select` accept."""
+GENERALIZATION_OPPONENTS = ("shadow_goalie", "ball_chaser")
+"""The scripted opponents no training preset meets."""

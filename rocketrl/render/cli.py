@@ -1,7 +1,7 @@
 """`rocketrl render` (a replay file -> MP4, GIF or PNG frames) and `rocketrl watch` (play a game, render it).
 
 rocketrl render REPLAY [--out game.mp4|game.gif|frames/] [--fps 30] [--speed 1] [--view top|side|both]
-rocketrl watch --checkpoint PATH|pretrained [--opponent rule_policy|random|shadow_goalie|ball_chaser|PATH]
+rocketrl watch --checkpoint PATH|pretrained [--opponent rule_policy|random|shadow_goalie|ball_chaser|rotation|PATH]
     [--team-size 1v1] [--seconds 60] [--seed N] [--games N] [--sample] --out game.mp4 [--live]
 """
 
@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from rocketrl.cli_args import opposed_team_size, positive_int
+from rocketrl.cli_args import opposed_team_size, positive_int, warn_team_size
 
 
 def _video_args(p: argparse.ArgumentParser, default_out: str | None) -> None:
@@ -42,7 +42,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     watch.add_argument("--checkpoint", required=True, help="a checkpoint path, or 'pretrained' for the shipped bot")
     watch.add_argument(
-        "--opponent", default="rule_policy", help="rule_policy, random, shadow_goalie, ball_chaser or a checkpoint"
+        "--opponent",
+        default="rule_policy",
+        help="rule_policy, random, shadow_goalie, ball_chaser, rotation or a checkpoint",
     )
     watch.add_argument("--team-size", type=opposed_team_size, default=(1, 1), help="1, 2, 3 or BLUEvORANGE (1v1)")
     watch.add_argument("--seconds", type=float, default=60.0, help="game clock in seconds (default 60)")
@@ -123,6 +125,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
         except RenderDependencyError as err:
             raise RuntimeError(str(err)) from err
     torch.set_num_threads(1)
+    warn_team_size([args.checkpoint, args.opponent], *args.team_size)
     bot = load_policy(args.checkpoint, deterministic=not args.sample, seed=args.seed)
     opponent = load_policy(args.opponent, seed=args.seed)
     names = (policy_name(args.checkpoint), policy_name(args.opponent))

@@ -11,13 +11,14 @@ its cadence, as it did in training (the game ignores its controls until it respa
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
 from rlbot import flat
 from rlbot.managers import Bot
 
-from .obs import ObsBuilder
+from .obs import ObsBuilder, fits, nearest_cars, select_cars
 from .packet import JumpTracker, car_order, pad_map, read_packet
 from .policy import ExportedPolicy
 
@@ -53,6 +54,7 @@ class RocketrlBot(Bot):
         self.neutral = flat.ControllerState()
         self.jumps = JumpTracker()
         self.on_ground: np.ndarray | None = None
+        self.warned = False
         self.new_episode()
 
     def new_episode(self) -> None:
@@ -86,6 +88,34 @@ class RocketrlBot(Bot):
         order = car_order(packet)
         arrays = read_packet(packet, order, self.pads, flat.AirState.OnGround, self.on_ground)
         me = order.index(self.index)
-        controls = np.zeros((len(order), 8), np.float32)
+        builder = self.obs_builder
+        if not self.warned:
+            self.warn_team_size(arrays)
+        if not fits(arrays, builder.max_teammates, builder.max_opponents):
+            # Teams beyond the observation: the bot sees its nearest teammates and opponents, as in a 3v3.
+            index = nearest_cars(arrays, me, builder.max_teammates, builder.max_opponents)
+            arrays, me = select_cars(arrays, index), int(np.flatnonzero(index == me)[0])
+        controls = np.zeros((arrays.car_team.shape[0], 8), np.float32)
         controls[me] = prev_controls
-        return self.obs_builder.build(arrays, controls)[me]
+        return builder.build(arrays, controls)[me]
+
+    def warn_team_size(self, arrays) -> None:
+        """Once per game: say so when this match's team size is neither one the bot trained at nor measured at."""
+        self.warned = True
+        settings = self.policy.settings
+        blue, orange = int((arrays.car_team == 0).sum()), int((arrays.car_team == 1).sum())
+        trained = ["{}v{}".format(*settings["trained_team_sizes"])]
+        measured = list(settings.get("measured_team_sizes", {}))
+        if f"{blue}v{orange}" in trained + measured or f"{orange}v{blue}" in trained + measured:
+            return
+        print(
+            f"rocketrl bot: this match is {blue}v{orange}; the bot was trained at {', '.join(trained)}"
+            + (f" and measured at {', '.join(measured)}" if measured else "")
+            + (
+                "; a team larger than the observation holds: the bot sees its nearest cars"
+                if not fits(arrays, self.obs_builder.max_teammates, self.obs_builder.max_opponents)
+                else ""
+            ),
+            file=sys.stderr,
+            flush=True,
+        )

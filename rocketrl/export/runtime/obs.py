@@ -12,7 +12,7 @@ Orange agents see the field rotated by pi about z (x and y of every vector negat
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -54,6 +54,28 @@ class GameArrays:
     """(C,) int: 0 blue, 1 orange; blue cars come first."""
     pad_active: np.ndarray
     """(P,) bool, in RocketSim's pad order."""
+
+
+def fits(g: GameArrays, max_teammates: int, max_opponents: int) -> bool:
+    """True when every team of `g` fits the observation (at most max_opponents cars, max_teammates + 1)."""
+    biggest = max(int((g.car_team == 0).sum()), int((g.car_team == 1).sum()))
+    return biggest - 1 <= max_teammates and biggest <= max_opponents
+
+
+def nearest_cars(g: GameArrays, me: int, max_teammates: int, max_opponents: int) -> np.ndarray:
+    """Indices (K,), ascending, of car `me`, its nearest max_teammates teammates and nearest max_opponents
+    opponents: the cars a bot sees when a team is larger than its observation holds."""
+    distance = np.linalg.norm(g.car_pos - g.car_pos[me], axis=-1)
+    others = [i for i in np.argsort(distance, kind="stable") if i != me]
+    mates = [i for i in others if g.car_team[i] == g.car_team[me]][:max_teammates]
+    opponents = [i for i in others if g.car_team[i] != g.car_team[me]][:max_opponents]
+    return np.array(sorted([me, *mates, *opponents]), dtype=np.int64)
+
+
+def select_cars(g: GameArrays, index: np.ndarray) -> GameArrays:
+    """`g` with only the cars at `index` (K,), in that order; the ball and pads unchanged."""
+    values = {f.name: getattr(g, f.name) for f in fields(g)}
+    return GameArrays(**{name: v[index] if name.startswith("car_") else v for name, v in values.items()})
 
 
 class ObsBuilder:

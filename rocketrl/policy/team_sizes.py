@@ -1,0 +1,87 @@
+"""The team sizes a checkpoint was trained and measured at, and a warning for games outside them.
+
+A checkpoint records its run's config: the env's team sizes, or the stages of its team-size curriculum
+(league.curriculum) when it had one. A card (the JSON beside a shipped checkpoint, e.g. pretrained/vs_rule_1v1.json)
+names the team size its figures were measured at ("team_size", 1v1 when absent). A bot asked to play another
+size still plays (one network reads every size up to 3v3, the missing cars' slots empty), but the figures say
+nothing of it, so the commands that play games warn first.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rocketrl.sim.arena import MAX_TEAM_SIZE
+
+
+def size_text(blue: int, orange: int) -> str:
+    """'2v2' for (2, 2)."""
+    return f"{blue}v{orange}"
+
+
+def trained_team_sizes(config: dict) -> list[str]:
+    """The team sizes ('1v1', '2v2', ...) a run's config ({section: {field: value}}) trained at, in order."""
+    env, league = config.get("env", {}), config.get("league", {})
+    curriculum = league.get("curriculum")
+    if curriculum and Path(curriculum).is_file():
+        from rocketrl.league.curriculum import load_curriculum
+
+        sizes = [size_text(s.blue_size, s.orange_size) for s in load_curriculum(curriculum).stages]
+        return list(dict.fromkeys(sizes))
+    return [size_text(int(env.get("blue_size", 1)), int(env.get("orange_size", 1)))]
+
+
+def measured_team_sizes(checkpoint: Path) -> list[str]:
+    """The team size the card beside `checkpoint` (same name, .json) was measured at; none without a card."""
+    card = checkpoint.with_suffix(".json")
+    if not card.is_file():
+        return []
+    return [str(json.loads(card.read_text()).get("team_size", "1v1"))]
+
+
+def team_size_warning(name: str, trained: list[str], measured: list[str], blue: int, orange: int) -> str | None:
+    """A warning when blue v orange is neither a trained nor a measured size of the bot `name` (either side of
+    the size counts: a bot trained at 1v2 has played 2v1 too); None when it is."""
+    known = set(trained) | set(measured)
+    if size_text(blue, orange) in known or size_text(orange, blue) in known:
+        return None
+    told = f"trained at {', '.join(trained) or 'unknown sizes'}"
+    if measured:
+        told += f", measured at {', '.join(measured)}"
+    return (
+        f"{name} was {told}; it plays {size_text(blue, orange)} with observation slots it never saw filled that "
+        f"way, so expect weaker play than its figures (train it at that size, e.g. with the team preset)"
+    )
+
+
+def checkpoint_team_size_warning(spec: str, blue: int, orange: int) -> str | None:
+    """team_size_warning for the checkpoint `spec` names ('pretrained', 'gauntlet_vN' or a path); None for the
+    scripted and random policies, which play any size up to MAX_TEAM_SIZE alike."""
+    from rocketrl.infra.checkpoint import read_meta
+    from rocketrl.policy.load import (
+        GAUNTLET_PREFIX,
+        PRETRAINED,
+        RANDOM_POLICY,
+        RULE_POLICY,
+        SCRIPTED_NAMES,
+        checkpoint_config,
+        resolve_checkpoint,
+    )
+
+    if spec in (RULE_POLICY, "rule", RANDOM_POLICY, *SCRIPTED_NAMES):
+        return None
+    if spec != PRETRAINED and not spec.startswith(GAUNTLET_PREFIX) and not Path(spec).is_file():
+        return None  # load_policy names the problem
+    path = resolve_checkpoint(spec)
+    trained = trained_team_sizes(checkpoint_config(path, read_meta(path)))
+    return team_size_warning(spec, trained, measured_team_sizes(path), blue, orange)
+
+
+def beyond_limit_message(text: str) -> str:
+    """The error for a team size above MAX_TEAM_SIZE cars a team."""
+    return (
+        f"--team-size {text!r}: rocketrl plays at most {MAX_TEAM_SIZE}v{MAX_TEAM_SIZE} (the observation has room for "
+        f"{MAX_TEAM_SIZE - 1} teammates and {MAX_TEAM_SIZE} opponents); give 1, 2, 3 or BLUEvORANGE up to "
+        f"{MAX_TEAM_SIZE}v{MAX_TEAM_SIZE}"
+    )
