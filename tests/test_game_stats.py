@@ -113,6 +113,43 @@ def test_a_touch_on_a_shot_that_still_goes_in_is_an_own_goal_from_a_save(tmp_pat
     assert rule.summary()["own_goals_saving"] == 1
 
 
+def test_a_touch_that_turns_a_shot_away_is_a_save(tmp_path) -> None:
+    # Orange shoots at the blue goal (-y); blue's touch in the step to frame 2 clears the ball to the side wall.
+    frames = [
+        frame(ball_pos=(0.0, -2000.0, 93.0)),
+        frame(ball_pos=(0.0, -2000.0, 93.0), ball_vel=(0.0, -2000.0, 0.0), touch=(False, True)),
+        frame(ball_pos=(0.0, -4000.0, 93.0), ball_vel=(1500.0, 300.0, 0.0), touch=(True, False)),
+        frame(ball_pos=(100.0, -3980.0, 93.0), ball_vel=(1500.0, 300.0, 0.0)),
+    ]
+    stats = replay_stats(save(frames, tmp_path / "g.safetensors"))
+    bot, rule = stats["bot"], stats["rule_policy"]
+    assert (bot.saves, rule.saves, rule.shots, bot.shots) == (1, 0, 1, 0)
+    assert bot.summary()["saves_per_minute"] == pytest.approx(1 / (3 * STEP / 60))  # the last frame plays no step
+
+
+def test_kickoffs_count_the_first_touch_and_goals_soon_after(tmp_path) -> None:
+    # Two segments: blue touches first and scores 0.2 s after the kickoff; then orange touches first, scores
+    # 0.13 s after its kickoff. A third segment: blue touches first, and orange scores 7 s (105 steps) later.
+    frames = [
+        frame(ball_pos=(0.0, 3000.0, 93.0)),
+        frame(ball_pos=(0.0, 3000.0, 93.0), ball_vel=(0.0, 2000.0, 0.0), touch=(True, False)),
+        frame(ball_pos=(0.0, 4200.0, 93.0), ball_vel=(0.0, 1800.0, 0.0), touch=(False, True)),
+        frame(ball_pos=(0.0, 5300.0, 93.0), ball_vel=(0.0, 1800.0, 0.0), goal=0),
+        frame(ball_pos=(0.0, 0.0, 93.0)),
+        frame(ball_pos=(0.0, 0.0, 93.0), ball_vel=(0.0, -2000.0, 0.0), touch=(False, True)),
+        frame(ball_pos=(0.0, -5300.0, 93.0), ball_vel=(0.0, -2000.0, 0.0), goal=1),
+        frame(ball_pos=(0.0, 0.0, 93.0)),
+        frame(ball_pos=(0.0, 0.0, 93.0), ball_vel=(0.0, 100.0, 0.0), touch=(True, False)),
+        *[frame(ball_pos=(0.0, 0.0, 93.0)) for _ in range(103)],
+        frame(ball_pos=(0.0, -5300.0, 93.0), ball_vel=(0.0, -2000.0, 0.0), goal=1),
+    ]
+    stats = replay_stats(save(frames, tmp_path / "g.safetensors"))
+    bot, rule = stats["bot"], stats["rule_policy"]
+    assert (bot.kickoffs, bot.kickoff_first_touches, bot.kickoff_goals, bot.kickoff_goals_against) == (3, 2, 1, 1)
+    assert (rule.kickoffs, rule.kickoff_first_touches, rule.kickoff_goals, rule.kickoff_goals_against) == (3, 1, 1, 1)
+    assert bot.summary()["kickoff_first_touch_share"] == pytest.approx(2 / 3)
+
+
 def test_jumps_boost_and_position_skip_the_kickoff_after_a_goal(tmp_path) -> None:
     # Blue presses jump on frames 0, 1, 3 (two presses), scores at frame 4 and jumps again on the kickoff frame 5:
     # three presses. Boost 100 -> 90 -> 95 (a pad) -> 80 -> goal frame -> 33 at the kickoff (not use) -> 30.
@@ -156,6 +193,40 @@ def test_games_sum_per_policy_and_the_command_prints_and_writes_them(tmp_path, c
     assert "shot_conversion" in printed and "rule_policy" in printed
     report = json.loads(out.read_text())
     assert report[str(folder)]["bot"]["sums"]["goals"] == 1
+
+
+def test_the_command_draws_two_bots_side_by_side(tmp_path, capsys) -> None:
+    pytest.importorskip("matplotlib", reason="the plot extra (rocketrl[plot]) is not installed")
+    shot = [
+        frame(ball_pos=(0.0, 4000.0, 93.0)),
+        frame(ball_pos=(0.0, 4000.0, 93.0), ball_vel=(0.0, 2000.0, 0.0), touch=(True, False)),
+        frame(ball_pos=(0.0, 5300.0, 93.0), ball_vel=(0.0, 2000.0, 0.0), goal=0),
+    ]
+    for bot in ("old_bot", "new_bot"):
+        folder = tmp_path / f"{bot}_vs_rule_policy"
+        folder.mkdir()
+        save(shot, folder / "game_0000.safetensors", blue=bot, orange="rule_policy")
+    picture = tmp_path / "stats.png"
+    assert main(["stats", str(tmp_path / "old_bot_vs_rule_policy"), str(tmp_path / "new_bot_vs_rule_policy"),
+                 "--plot", str(picture)]) == 0  # fmt: skip
+    printed = capsys.readouterr().out
+    assert "old_bot_vs_rule_policy: old_bot" in printed and "possession_share" in printed
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and picture.stat().st_size > 10_000
+
+
+def test_plot_without_matplotlib_names_the_extra(tmp_path, monkeypatch) -> None:
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError("no matplotlib")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    with pytest.raises(SystemExit, match=r"rocketrl\[plot\]"):
+        main(["stats", str(tmp_path), "--plot", str(tmp_path / "x.png")])
 
 
 def test_an_empty_replay_adds_nothing(tmp_path) -> None:

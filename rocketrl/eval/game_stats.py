@@ -12,6 +12,11 @@ What a figure counts:
   touch met a ball already on target at the team's own goal (a save that failed), the rest put it there.
 - shots: touches that put the ball on target at the opponent goal when it was not before (the straight-line
   test of the `shot` reward, `rocketrl.env.rewards.ball_on_target`); shot_conversion = goals / shots.
+- saves: touches that take the ball off target at the team's own goal (on target before the touch's step, not
+  after it), the `save` reward's event.
+- kickoffs: each game segment starts with one (the game's start and the restart after each goal). Its first
+  touch goes to the team that touches the ball first in the segment (kickoff_first_touch_share), and a goal
+  within KICKOFF_GOAL_SECONDS of the kickoff is a kickoff goal (for the scoring team, against the other).
 - touches, aerial touches (the ball's centre above 250 uu at the touch), touches in the attacking half.
 - hit figures of each touch: the ball's speed after it, the change of the ball's velocity over the touch's
   step, and the ball's speed toward the middle of the opponent goal after it.
@@ -45,6 +50,8 @@ AERIAL_TOUCH_HEIGHT = 250.0
 """uu: a touch with the ball's centre above this counts as aerial."""
 OFF_FLOOR_HEIGHT = 100.0
 """uu: a car whose centre is above this is in the air or on a wall (it rests at about 17 uu)."""
+KICKOFF_GOAL_SECONDS = 6.0
+"""s: a goal this soon after its segment's kickoff counts as a kickoff goal (a 1v1 kickoff shot lands in 3-5 s)."""
 
 
 @dataclass
@@ -58,6 +65,11 @@ class PolicyStats:
     own_goals: int = 0
     own_goals_saving: int = 0
     shots: int = 0
+    saves: int = 0
+    kickoffs: int = 0
+    kickoff_first_touches: int = 0
+    kickoff_goals: int = 0
+    kickoff_goals_against: int = 0
     touches: int = 0
     aerial_touches: int = 0
     attacking_half_touches: int = 0
@@ -93,6 +105,12 @@ class PolicyStats:
             "own_goals_saving": self.own_goals_saving,
             "shots": self.shots,
             "shot_conversion": self.goals / self.shots if self.shots else float("nan"),
+            "saves": self.saves,
+            "saves_per_minute": per_minute(self.saves),
+            "kickoffs": self.kickoffs,
+            "kickoff_first_touch_share": self.kickoff_first_touches / self.kickoffs if self.kickoffs else float("nan"),
+            "kickoff_goals": self.kickoff_goals,
+            "kickoff_goals_against": self.kickoff_goals_against,
             "touches_per_minute": per_minute(self.touches),
             "shots_per_minute": per_minute(self.shots),
             "aerial_touch_share": per_touch(self.aerial_touches),
@@ -123,6 +141,25 @@ def _last_touches(replay: Replay, teams: torch.Tensor) -> list[tuple[int, int]]:
         out.append(last)
         if bool(segment_end[t]):
             last = (-1, -1)
+    return out
+
+
+def _kickoffs(replay: Replay, teams: torch.Tensor) -> list[tuple[int, int]]:
+    """Per game segment (each starts with a kickoff), (team of the first touch or -1, team scoring within
+    KICKOFF_GOAL_SECONDS of the kickoff or -1). A segment is frames up to and including a goal frame."""
+    out: list[tuple[int, int]] = []
+    first, start = -1, 0
+    kickoff_steps = KICKOFF_GOAL_SECONDS / replay.step_seconds
+    for t in range(replay.num_steps):
+        if first < 0 and t > start:  # a touch recorded in a frame is made in the step into it
+            touched = torch.nonzero(replay.car_touch[t]).flatten()
+            if touched.numel():
+                first = int(teams[touched[0]])
+        goal = int(replay.goal[t])
+        if goal >= 0 or t == replay.num_steps - 1:
+            if t > start or goal >= 0:
+                out.append((first, goal if goal >= 0 and t - start <= kickoff_steps else -1))
+            first, start = -1, t + 1
     return out
 
 
@@ -184,6 +221,11 @@ def replay_stats(replay: Replay) -> dict[str, PolicyStats]:
     goal_side = (car_pos[..., 1] - ball_pos[:, 1:2]) * attack_sign.view(1, -1) < 0
     attacking_half = (ball_pos[:, 1:2] * attack_sign.view(1, -1)) > 0
     last_touch = _last_touches(replay, teams)
+    kickoffs = _kickoffs(replay, teams)
+    # Saves: a touch in the step from t-1 to t takes the ball off target at the toucher's own goal.
+    saves = touch & ~own_goal_on_target
+    saves[1:] &= own_goal_on_target[:-1]
+    saves[0] = False
 
     out: dict[str, PolicyStats] = {}
     for team in (BLUE_TEAM, 1 - BLUE_TEAM):
@@ -202,6 +244,11 @@ def replay_stats(replay: Replay) -> dict[str, PolicyStats]:
         tc = touch[:, cars]
         s.touches = int(tc.sum())
         s.shots = int(shots[:, cars].sum())
+        s.saves = int(saves[:, cars].sum())
+        s.kickoffs = len(kickoffs)
+        s.kickoff_first_touches = sum(1 for first, _ in kickoffs if first == team)
+        s.kickoff_goals = sum(1 for _, scorer in kickoffs if scorer == team)
+        s.kickoff_goals_against = sum(1 for _, scorer in kickoffs if scorer == 1 - team)
         s.aerial_touches = int((tc & (ball_pos[:, 2:3] > AERIAL_TOUCH_HEIGHT)).sum())
         s.attacking_half_touches = int((tc & attacking_half[:, cars]).sum())
         s.ball_speed_after_touch = float((tc.double() * speed_after.view(-1, 1)).sum())
@@ -268,7 +315,7 @@ def format_stats(stats: dict[str, dict[str, float]]) -> str:
     for key in keys:
         cells = []
         for name, c in zip(names, cols, strict=True):
-            value = stats[name][key]
+            value = stats[name].get(key, float("nan"))
             if isinstance(value, float) and math.isnan(value):
                 text = "-"
             elif isinstance(value, int) or abs(value) >= 100:

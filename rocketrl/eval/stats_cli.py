@@ -1,12 +1,13 @@
 """`rocketrl stats`: how each policy played, read from game replays (rocketrl.eval.game_stats).
 
     rocketrl eval --checkpoint BOT --num-games 20 --kickoff-jitter 5 --deterministic --replays games/
-    rocketrl stats games/bot_vs_rule_policy [games/other_vs_rule_policy ...] [--json stats.json]
+    rocketrl stats games/bot_vs_rule_policy [games/other_vs_rule_policy ...] [--json stats.json] [--plot stats.png]
 
 Each path is a replay file or a folder of them; a folder whose replays lie one level down (the layout
 `rocketrl eval --replays` writes, one folder per pairing) counts each of those folders as a path. Every path gets
 its own columns, one per policy that played in it; a second table shows how each policy's teams played together
-(rocketrl.eval.team_stats), one column per policy and team size.
+(rocketrl.eval.team_stats), one column per policy and team size. `--plot` draws the columns side by side
+(rocketrl.eval.stats_plot), with each policy's possession from the team table.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import argparse
 from pathlib import Path
 
 from rocketrl.eval.game_stats import format_stats, replay_paths, stats_as_json, stats_of_paths
+from rocketrl.eval.stats_plot import plot_stats, require_matplotlib
 from rocketrl.eval.team_stats import team_label, team_stats, team_stats_as_json
 from rocketrl.infra.atomic_json import write_json_atomic
 from rocketrl.league.replay import load_replay
@@ -29,6 +31,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("paths", nargs="+", help="replay files or folders (a folder of pairing folders counts each)")
     p.add_argument("--json", default=None, metavar="PATH", help="also write the sums and figures as JSON")
+    p.add_argument(
+        "--plot", default=None, metavar="PATH", help="also draw the figures side by side as a PNG (needs matplotlib)"
+    )
     p.set_defaults(func=cmd_stats)
 
 
@@ -46,6 +51,8 @@ def expand_groups(paths: list[str]) -> list[Path]:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    if args.plot:
+        require_matplotlib()
     groups = expand_groups(args.paths)
     table: dict[str, dict[str, float]] = {}
     teams: dict[str, dict[str, float]] = {}
@@ -61,6 +68,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
         for key, s in together.items():
             label = team_label(key) if len(groups) == 1 else f"{group.name}: {team_label(key)}"
             teams[label] = s.summary()
+            name = key[0] if len(groups) == 1 else f"{group.name}: {key[0]}"
+            if name in table and "possession_share" not in table[name]:
+                table[name]["possession_share"] = teams[label]["possession_share"]
         team_report[str(group)] = team_stats_as_json(together)
     print(format_stats(table))
     print()
@@ -70,4 +80,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if args.json:
         write_json_atomic(Path(args.json), report)
         print(f"figures written to {args.json}")
+    if args.plot:
+        plot_stats(table, args.plot)
+        print(f"plot written to {args.plot}")
     return 0
