@@ -31,11 +31,11 @@ class ModelConfig:
     """Hidden size of the LSTM layer."""
     sequence_length: int = 16
     """Truncated BPTT length in steps; must divide ppo.rollout_steps when lstm is on."""
-    embed_size: int = 128
+    embed_size: int = 64
     """kind=attention: width of each entity embedding and of the attention."""
     attention_heads: int = 4
     """kind=attention: attention heads; must divide embed_size."""
-    attention_layers: int = 2
+    attention_layers: int = 1
     """kind=attention: attention blocks (attention from this car over the other cars, then feed-forward)."""
 
     def __post_init__(self) -> None:
@@ -61,5 +61,5 @@ class ModelConfig:
             if self.embed_size % self.attention_heads:
                 raise ValueError(
                     f"model.embed_size={self.embed_size} is not a multiple of model.attention_heads="
-                    f"{self.attention_heads}; choose an embed_size that the number of heads divides (e.g. 128 with 4)"
+                    f"{self.attention_heads}; choose an embed_size that the number of heads divides (e.g. 64 with 4)"
                 )

@@ -87,4 +87,5 @@ class AttentionActor:
             q = (q + self._attention(normed_q, normed_tokens, present, f"{block}.attention")).astype(F32)
             normed_q = _layer_norm(q, self.tensors, f"{block}.norm_feed_forward")
             q = (q + self._mlp(normed_q, f"{block}.feed_forward")).astype(F32)
-        return self._mlp(_layer_norm(q, self.tensors, "actor.norm"), "actor.head")
+        pooled = _layer_norm(q, self.tensors, "actor.norm")
+        return self._mlp(np.concatenate([x[:, : self.query_size], pooled], axis=1).astype(F32), "actor.head")
