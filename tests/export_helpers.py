@@ -15,34 +15,42 @@ from rocketrl.policy.actor_critic import ActorCritic
 from rocketrl.policy.normalize import ObservationNormalizer
 from rocketrl.sim.arena import TICK_TIME
 
+ATTENTION = {"embed_size": 32, "attention_heads": 4, "attention_layers": 2}
+"""The widths of the small attention networks the tests build (model.kind=attention)."""
+
 
 def make_checkpoint(
-    folder: Path, lstm: bool = False, action: str = "discrete", hidden: tuple[int, ...] = (64, 64), seed: int = 0
+    folder: Path,
+    lstm: bool = False,
+    action: str = "discrete",
+    hidden: tuple[int, ...] = (64, 64),
+    seed: int = 0,
+    kind: str = "mlp",
 ) -> Path:
     """A checkpoint with a random network whose greedy actions vary with the observation, and real-looking
-    normalization statistics (mean ~0.1, variance 0.01-2)."""
+    normalization statistics (mean ~0.1, variance 0.01-2; the attention network's presence flags kept raw, as
+    training keeps them)."""
     torch.manual_seed(seed)
     num_actions = 90 if action == "discrete" else 8
-    model = ActorCritic(
-        OBS_SIZE,
-        num_actions,
-        discrete=action == "discrete",
-        actor_hidden=hidden,
-        critic_hidden=hidden,
-        lstm_hidden=32 if lstm else None,
-    )
-    with torch.no_grad():
-        model.actor[-1].weight.mul_(100.0)  # spread the logits: the untrained output layer is nearly flat
+    model_cfg = {"actor_hidden": list(hidden), "critic_hidden": list(hidden), "lstm": lstm, "lstm_hidden": 32}
+    if kind != "mlp":
+        model_cfg.update(kind=kind, **ATTENTION)
+    model = ActorCritic.from_config(OBS_SIZE, num_actions, model_cfg, discrete=action == "discrete")
+    with torch.no_grad():  # spread the logits: the untrained output layer is nearly flat
+        (model.actor.head if kind == "attention" else model.actor)[-1].weight.mul_(100.0)
     norm = ObservationNormalizer(OBS_SIZE, "cpu")
     norm.rms.mean.copy_(torch.randn(OBS_SIZE, dtype=torch.float64) * 0.1)
     norm.rms.var.copy_(torch.rand(OBS_SIZE, dtype=torch.float64) * 2.0 + 0.01)
+    norm.rms.mean[list(model.raw_obs_columns)] = 0.0
+    norm.rms.var[list(model.raw_obs_columns)] = 1.0
     config = {
         "env": {"action": action, "tick_skip": 8, "blue_size": 1, "orange_size": 1},
-        "model": {"actor_hidden": list(hidden), "critic_hidden": list(hidden), "lstm": lstm, "lstm_hidden": 32},
+        "model": model_cfg,
         "ppo": {"normalize_observations": True, "obs_clip": 10.0},
         "run": {"name": "tiny"},
     }
-    path = folder / "run" / "checkpoints" / f"tiny_{action}{'_lstm' if lstm else ''}.safetensors"
+    suffix = ("_lstm" if lstm else "") + ("_attention" if kind == "attention" else "")
+    path = folder / "run" / "checkpoints" / f"tiny_{action}{suffix}.safetensors"
     path.parent.mkdir(parents=True, exist_ok=True)
     return save_checkpoint(path, {"model": model.state_dict(), "obs_norm": norm.state_dict()}, {"config": config})
 

@@ -241,10 +241,10 @@ def test_pretrained_bot_is_shipped_and_exports() -> None:
     assert size_mb < 10
 
 
-@pytest.mark.parametrize("lstm", [False, True])
-def test_onnx_actor_matches_torch(tmp_path, lstm) -> None:
+@pytest.mark.parametrize("lstm,kind", [(False, "mlp"), (True, "mlp"), (False, "attention")])
+def test_onnx_actor_matches_torch(tmp_path, lstm, kind) -> None:
     ort = pytest.importorskip("onnxruntime")
-    checkpoint = make_checkpoint(tmp_path, lstm=lstm)
+    checkpoint = make_checkpoint(tmp_path, lstm=lstm, kind=kind)
     out = tmp_path / "actor.onnx"
     assert rocketrl_main(["export", "--checkpoint", str(checkpoint), "--format", "onnx", "--out", str(out)]) == 0
     sidecar = json.loads(out.with_suffix(".json").read_text())
@@ -254,6 +254,7 @@ def test_onnx_actor_matches_torch(tmp_path, lstm) -> None:
     session = ort.InferenceSession(str(out))
     generator = torch.Generator().manual_seed(0)
     obs = torch.randn(3, 7, 180, generator=generator) * 2  # 3 steps of 7 agents
+    obs[..., 99::20] = (obs[..., 99::20] > 0).float()  # the other cars' present flags: some cars, some empty slots
     state = model.initial_state(7, "cpu")
     h = np.zeros((1, 7, 32), np.float32)
     c = np.zeros((1, 7, 32), np.float32)
@@ -269,6 +270,33 @@ def test_onnx_actor_matches_torch(tmp_path, lstm) -> None:
         np.testing.assert_array_equal(outputs[1], logits.argmax(-1))
         if lstm:
             h, c = outputs[2], outputs[3]
+
+
+@pytest.mark.parametrize("team_size", [(1, 1), (2, 2), (3, 3)])
+def test_exported_attention_bot_acts_as_in_training(tmp_path, team_size) -> None:
+    """model.kind=attention: the bot folder's numpy network gives the checkpoint's greedy controls on the
+    observations of real games, and its self-test passes."""
+    checkpoint = make_checkpoint(tmp_path, kind="attention")
+    folder = export_rlbot(checkpoint, tmp_path / "bot")
+    assert json.loads((folder / "bot.json").read_text())["model"]["kind"] == "attention"
+    _, _, policy_mod, _ = load_bot_package(folder)
+    bot_policy = policy_mod.ExportedPolicy(folder)
+    torch_policy = policy_from_checkpoint(checkpoint, deterministic=True)
+    blue, orange = team_size
+    env = BatchedEnv(num_arenas=4, blue_size=blue, orange_size=orange, stepping="serial", num_workers=1, seed=5)
+    generator = torch.Generator().manual_seed(1)
+    try:
+        obs = env.reset()
+        for _ in range(8):
+            flat_obs = obs.reshape(-1, obs.shape[-1])
+            action, _ = torch_policy.act(flat_obs, None)
+            bot_controls = bot_policy.controls(flat_obs.numpy())
+            np.testing.assert_array_equal(bot_controls, to_controls("discrete", action).numpy())
+            obs = env.step(torch.randint(0, 90, (env.num_arenas, env.num_cars), generator=generator)).obs
+    finally:
+        env.close()
+    run = subprocess.run([sys.executable, "bot.py", "--self-test"], cwd=folder, capture_output=True, text=True)
+    assert run.returncode == 0 and "self-test passed" in run.stdout, run.stdout + run.stderr
 
 
 def test_exported_folder_runs_in_a_fresh_venv_with_only_its_requirements(exported, tmp_path) -> None:

@@ -60,16 +60,7 @@ def measure_inference(
     """
     from rocketrl.policy.actor_critic import ActorCritic
 
-    m = model_config
-    model = ActorCritic(
-        obs_size,
-        num_actions,
-        discrete=discrete,
-        actor_hidden=m.actor_hidden,
-        critic_hidden=m.critic_hidden,
-        activation=m.activation,
-        lstm_hidden=m.lstm_hidden if m.lstm else None,
-    ).to(device)
+    model = ActorCritic.from_config(obs_size, num_actions, model_config, discrete=discrete).to(device)
     model.eval()
     generator = torch.Generator().manual_seed(0)
     results: dict[str, dict[str, dict[str, float]]] = {}

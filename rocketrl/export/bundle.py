@@ -34,11 +34,13 @@ from rocketrl.env.actions import lookup_table
 from rocketrl.export import folder_files
 from rocketrl.export.folder_files import BadBotName, check_name
 from rocketrl.infra.checkpoint import load_checkpoint
+from rocketrl.policy.actor_critic import model_config, weights_obs_size
+from rocketrl.policy.attention import ENTITY_SIZE, QUERY_SIZE
 from rocketrl.policy.load import checkpoint_config, resolve_checkpoint
 from rocketrl.sim.arena import BACK_WALL_Y, BOOST_PADS, DEFAULT_TICK_SKIP, GOAL_HEIGHT, MAX_TEAM_SIZE, NUM_BOOST_PADS
 
 RUNTIME = Path(__file__).resolve().parent / "runtime"
-RUNTIME_FILES = ("__init__.py", "obs.py", "packet.py", "policy.py", "agent.py", "selftest.py")
+RUNTIME_FILES = ("__init__.py", "obs.py", "packet.py", "policy.py", "attention.py", "agent.py", "selftest.py")
 REQUIREMENTS = (
     "# RLBot v5 (the rlbot 2.x Python interface and its flatbuffers; Python 3.11 or newer). Exactly this beta:\n"
     "# rlbot 2.x betas have changed its API from one to the next, and the bot was checked against this one.\n"
@@ -91,9 +93,7 @@ def load_for_export(checkpoint: str | Path) -> tuple[Path, dict[str, Any], dict[
             f"{path}: holds no policy network (no 'model' tensors with an actor); export a training checkpoint "
             "(runs/<run>/checkpoints/*.safetensors) or 'pretrained'"
         )
-    obs_size = int(weights["actor.0.weight"].shape[1]) if "lstm.weight_ih_l0" not in weights else None
-    if obs_size is None:
-        obs_size = int(weights["lstm.weight_ih_l0"].shape[1])
+    obs_size = weights_obs_size(weights)
     if obs_size != obs_layout.OBS_SIZE:
         raise ExportError(
             f"{path}: the network reads {obs_size} observation floats; export knows the default {obs_layout.OBS_SIZE}"
@@ -102,13 +102,38 @@ def load_for_export(checkpoint: str | Path) -> tuple[Path, dict[str, Any], dict[
     return path, config, weights, norm
 
 
+def model_settings(model_cfg: dict[str, Any], weights: dict[str, torch.Tensor], action_kind: str) -> dict:
+    """The "model" section of bot.json: the network's kind and shape, for rocketrl_bot/policy.py."""
+    m = model_config(model_cfg)
+    if m.kind == "attention":
+        return {
+            "kind": "attention",
+            "activation": m.activation,
+            "embed_size": m.embed_size,
+            "heads": m.attention_heads,
+            "layers": m.attention_layers,
+            "query_size": QUERY_SIZE,
+            "entity_size": ENTITY_SIZE,
+            "head_layers": len(m.actor_hidden) + 1,
+            "lstm_hidden": None,
+            "action_kind": action_kind,
+        }
+    layers = sorted(
+        {k.rsplit(".", 1)[0] for k in weights if k.startswith("actor.")}, key=lambda s: int(s.split(".")[1])
+    )
+    return {
+        "kind": "mlp",
+        "activation": m.activation,
+        "actor_layers": layers,
+        "lstm_hidden": m.lstm_hidden if m.lstm else None,
+        "action_kind": action_kind,
+    }
+
+
 def bot_settings(path: Path, config: dict[str, Any], weights: dict[str, torch.Tensor], norm: dict | None) -> dict:
     """The contents of bot.json."""
     model_cfg, env_cfg, ppo_cfg = config.get("model", {}), config.get("env", {}), config.get("ppo", {})
     action_kind = env_cfg.get("action", "discrete")
-    layers = sorted(
-        {k.rsplit(".", 1)[0] for k in weights if k.startswith("actor.")}, key=lambda s: int(s.split(".")[1])
-    )
     return {
         "format": "rocketrl-bot",
         "version": 1,
@@ -116,12 +141,7 @@ def bot_settings(path: Path, config: dict[str, Any], weights: dict[str, torch.Te
         "checkpoint": path.name,
         "tick_skip": int(env_cfg.get("tick_skip", DEFAULT_TICK_SKIP)),
         "trained_team_sizes": [int(env_cfg.get("blue_size", 1)), int(env_cfg.get("orange_size", 1))],
-        "model": {
-            "activation": model_cfg.get("activation", "elu"),
-            "actor_layers": layers,
-            "lstm_hidden": model_cfg.get("lstm_hidden") if model_cfg.get("lstm") else None,
-            "action_kind": action_kind,
-        },
+        "model": model_settings(model_cfg, weights, action_kind),
         "obs_norm": None
         if norm is None
         else {

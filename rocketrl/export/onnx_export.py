@@ -56,17 +56,9 @@ def build_actor(checkpoint: str | Path) -> tuple[ExportedActor, dict]:
     """The exportable actor of a checkpoint ('pretrained' or a path), in eval mode, and its bot settings."""
     path, config, weights, norm = load_for_export(checkpoint)
     settings = bot_settings(path, config, weights, norm)
-    model_cfg = config.get("model", {})
     discrete = settings["model"]["action_kind"] == "discrete"
-    model = ActorCritic(
-        int(settings["obs"]["size"]),
-        len(settings["actions"]["table"]) if discrete else 8,
-        discrete=discrete,
-        actor_hidden=model_cfg.get("actor_hidden", (1024, 512, 256)),
-        critic_hidden=model_cfg.get("critic_hidden", (1024, 512, 256)),
-        activation=model_cfg.get("activation", "elu"),
-        lstm_hidden=model_cfg.get("lstm_hidden") if model_cfg.get("lstm") else None,
-    )
+    num_actions = len(settings["actions"]["table"]) if discrete else 8
+    model = ActorCritic.from_config(int(settings["obs"]["size"]), num_actions, config.get("model", {}), discrete)
     model.load_state_dict({k: v.float() for k, v in weights.items()})
     model.eval()
     mean = std = None

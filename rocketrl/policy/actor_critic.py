@@ -1,4 +1,5 @@
-"""Actor-critic networks: separate actor and critic MLPs, optionally behind one LSTM core.
+"""Actor-critic networks: separate actor and critic networks (MLPs, optionally behind one LSTM core, or entity
+attention networks, rocketrl.policy.attention), built from the model config by `ActorCritic.from_config`.
 
 The recurrent state is passed in and out explicitly (never kept inside the module), as a tuple
 (h, c) of two [1, B, H] tensors, or None for the feed-forward network.
@@ -6,14 +7,21 @@ The recurrent state is passed in and out explicitly (never kept inside the modul
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import fields
+from typing import Any
 
 import torch
 from torch import nn
 from torch.distributions import Normal
 
+from rocketrl.env.obs import OBS_SIZE
+from rocketrl.policy.attention import LSTM_UNSUPPORTED, PRESENCE_COLUMNS, AttentionShape, EntityAttentionNet
+from rocketrl.policy.config import ModelConfig
 from rocketrl.policy.discrete import DiscreteDistribution
+from rocketrl.policy.mlp import mlp
+
+__all__ = ["ActorCritic", "PolicyActor", "RecurrentState", "mlp", "model_config", "reset_state", "weights_obs_size"]
 
 RecurrentState = tuple[torch.Tensor, torch.Tensor] | None
 
@@ -26,24 +34,23 @@ def reset_state(state: RecurrentState, episode_start: torch.Tensor) -> Recurrent
     return state[0] * keep, state[1] * keep
 
 
-_ACTIVATIONS: dict[str, type[nn.Module]] = {"elu": nn.ELU, "relu": nn.ReLU, "tanh": nn.Tanh}
+def model_config(model_cfg: ModelConfig | Mapping[str, Any]) -> ModelConfig:
+    """A ModelConfig from itself or from a checkpoint's "model" section (fields it does not know are ignored,
+    fields it lacks take their defaults, so older checkpoints read as MLPs)."""
+    if isinstance(model_cfg, ModelConfig):
+        return model_cfg
+    known = {f.name for f in fields(ModelConfig)}
+    return ModelConfig(**{k: v for k, v in model_cfg.items() if k in known})
 
 
-def mlp(sizes: Sequence[int], activation: str, out_gain: float) -> nn.Sequential:
-    """Linear layers of the given sizes with `activation` between them; orthogonal init
-    (gain sqrt(2) for hidden layers, `out_gain` for the last), zero biases."""
-    if activation not in _ACTIVATIONS:
-        raise ValueError(f"model.activation={activation!r}: choose one of {', '.join(_ACTIVATIONS)}")
-    layers: list[nn.Module] = []
-    for i, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:])):
-        linear = nn.Linear(fan_in, fan_out)
-        last = i == len(sizes) - 2
-        nn.init.orthogonal_(linear.weight, gain=out_gain if last else math.sqrt(2))
-        nn.init.zeros_(linear.bias)
-        layers.append(linear)
-        if not last:
-            layers.append(_ACTIVATIONS[activation]())
-    return nn.Sequential(*layers)
+def weights_obs_size(weights: Mapping[str, torch.Tensor]) -> int:
+    """The observation size a network's state dict reads: the LSTM's or the first MLP layer's input width, or the
+    observation layout's size for an entity attention network (which splits that layout)."""
+    if "lstm.weight_ih_l0" in weights:
+        return int(weights["lstm.weight_ih_l0"].shape[1])
+    if "actor.0.weight" in weights:
+        return int(weights["actor.0.weight"].shape[1])
+    return OBS_SIZE
 
 
 class ActorCritic(nn.Module):
@@ -51,6 +58,8 @@ class ActorCritic(nn.Module):
 
     discrete: a categorical over `num_actions` (the lookup table); continuous: a diagonal Gaussian
     over `num_actions` controls with a learned, state-independent log standard deviation.
+    kind "mlp": actor and critic are MLPs of actor_hidden / critic_hidden widths, optionally behind an LSTM;
+    kind "attention": each is an EntityAttentionNet (`attention` its widths) whose head has those widths.
     """
 
     def __init__(
@@ -62,12 +71,24 @@ class ActorCritic(nn.Module):
         critic_hidden: Sequence[int] = (1024, 512, 256),
         activation: str = "elu",
         lstm_hidden: int | None = None,
+        kind: str = "mlp",
+        attention: AttentionShape | None = None,
     ) -> None:
         super().__init__()
+        if kind not in ("mlp", "attention"):
+            raise ValueError(f"model.kind={kind!r}: choose mlp or attention")
+        if kind == "attention" and lstm_hidden:
+            raise ValueError(LSTM_UNSUPPORTED)
+        if kind == "attention" and obs_size != OBS_SIZE:
+            raise ValueError(
+                f"model.kind=attention reads the {OBS_SIZE}-float observation layout of rocketrl.env.obs; "
+                f"this observation has {obs_size} floats (use model.kind=mlp)"
+            )
         self.obs_size = obs_size
         self.num_actions = num_actions
         self.discrete = discrete
         self.lstm_hidden = lstm_hidden
+        self.kind = kind
         features = obs_size
         self.lstm: nn.LSTM | None = None
         if lstm_hidden:
@@ -78,9 +99,44 @@ class ActorCritic(nn.Module):
                 else:
                     nn.init.zeros_(param)
             features = lstm_hidden
-        self.actor = mlp([features, *actor_hidden, num_actions], activation, out_gain=0.01)
-        self.critic = mlp([features, *critic_hidden, 1], activation, out_gain=1.0)
+        self.actor: nn.Module
+        self.critic: nn.Module
+        if kind == "attention":
+            shape = attention or AttentionShape()
+            self.actor = EntityAttentionNet(shape, actor_hidden, num_actions, activation, out_gain=0.01)
+            self.critic = EntityAttentionNet(shape, critic_hidden, 1, activation, out_gain=1.0)
+        else:
+            self.actor = mlp([features, *actor_hidden, num_actions], activation, out_gain=0.01)
+            self.critic = mlp([features, *critic_hidden, 1], activation, out_gain=1.0)
         self.log_std = nn.Parameter(torch.full((num_actions,), -0.5)) if not discrete else None
+
+    @classmethod
+    def from_config(
+        cls,
+        obs_size: int,
+        num_actions: int,
+        model_cfg: ModelConfig | Mapping[str, Any],
+        discrete: bool = True,
+    ) -> ActorCritic:
+        """The network `model_cfg` describes (a ModelConfig, or a checkpoint's "model" section as a dict)."""
+        m = model_config(model_cfg)
+        return cls(
+            obs_size,
+            num_actions,
+            discrete=discrete,
+            actor_hidden=m.actor_hidden,
+            critic_hidden=m.critic_hidden,
+            activation=m.activation,
+            lstm_hidden=m.lstm_hidden if m.lstm else None,
+            kind=m.kind,
+            attention=AttentionShape(m.embed_size, m.attention_heads, m.attention_layers),
+        )
+
+    @property
+    def raw_obs_columns(self) -> tuple[int, ...]:
+        """Observation columns the network needs unnormalized (the attention's presence flags; none for an MLP),
+        for ObservationNormalizer(raw_columns=...)."""
+        return PRESENCE_COLUMNS if self.kind == "attention" else ()
 
     @property
     def recurrent(self) -> bool:

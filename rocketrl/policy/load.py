@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 
 from rocketrl.infra.checkpoint import load_checkpoint
-from rocketrl.policy.actor_critic import ActorCritic, PolicyActor
+from rocketrl.policy.actor_critic import ActorCritic, PolicyActor, weights_obs_size
 from rocketrl.policy.base import Policy
 
 RULE_POLICY = "rule_policy"
@@ -96,20 +96,12 @@ def policy_from_state(state: dict, config: dict, device: str | torch.device = "c
     from rocketrl.env.actions import make_action_parser
     from rocketrl.policy.normalize import ObservationNormalizer
 
-    model_cfg, env_cfg = config.get("model", {}), config.get("env", {})
     weights = state["model"]
-    first = weights["lstm.weight_ih_l0"] if "lstm.weight_ih_l0" in weights else weights["actor.0.weight"]
-    obs_size = int(first.shape[1])
-    action_kind = env_cfg.get("action", "discrete")
-    model = ActorCritic(
-        obs_size,
-        make_action_parser(action_kind).num_actions,
-        discrete=action_kind == "discrete",
-        actor_hidden=model_cfg.get("actor_hidden", (1024, 512, 256)),
-        critic_hidden=model_cfg.get("critic_hidden", (1024, 512, 256)),
-        activation=model_cfg.get("activation", "elu"),
-        lstm_hidden=model_cfg.get("lstm_hidden") if model_cfg.get("lstm") else None,
-    ).to(device)
+    obs_size = weights_obs_size(weights)
+    action_kind = config.get("env", {}).get("action", "discrete")
+    num_actions = make_action_parser(action_kind).num_actions
+    model = ActorCritic.from_config(obs_size, num_actions, config.get("model", {}), action_kind == "discrete")
+    model = model.to(device)
     model.load_state_dict(weights)
     model.eval()
     normalizer = None

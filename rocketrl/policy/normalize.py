@@ -104,6 +104,9 @@ class ObservationNormalizer:
     """Normalizes observations [..., obs_size] with running statistics over every leading dim.
 
     `frozen = True` stops `update` (e.g. during evaluation) while `normalize` keeps working.
+    `raw_columns` (a network's `raw_obs_columns`, e.g. the attention network's presence flags) keep mean 0 and
+    variance 1 in the statistics, so they pass unchanged (within 1e-8) wherever the statistics are applied: in
+    training, in a loaded checkpoint and in exported bots.
     """
 
     def __init__(
@@ -115,11 +118,13 @@ class ObservationNormalizer:
         frozen: bool = False,
         *,
         dtype: torch.dtype = torch.float64,
+        raw_columns: tuple[int, ...] = (),
     ) -> None:
         self.obs_size = obs_size
         self.clip = clip
         self.frozen = frozen
         self.rms = RunningMeanStd((obs_size,), device, epsilon, dtype=dtype)
+        self.raw_columns = list(raw_columns)
 
     @property
     def device(self) -> torch.device:
@@ -129,6 +134,9 @@ class ObservationNormalizer:
         """Merge obs [..., obs_size] into the statistics; a no-op while frozen."""
         if not self.frozen:
             self.rms.update(obs.reshape(-1, self.obs_size))
+            if self.raw_columns:
+                self.rms.mean[self.raw_columns] = 0.0
+                self.rms.var[self.raw_columns] = 1.0
 
     def normalize(self, obs: Tensor) -> Tensor:
         """clamp((obs - mean) / sqrt(var + 1e-8), -clip, clip), shape and dtype of obs; never updates."""

@@ -59,15 +59,7 @@ class PPO:
         self.cfg, self.model_cfg, self.speed = ppo, model, speed
         self.device, self.debug, self.discrete = device, debug, discrete
         self.obs_size, self.num_actions = obs_size, num_actions
-        self.model = ActorCritic(
-            obs_size,
-            num_actions,
-            discrete=discrete,
-            actor_hidden=model.actor_hidden,
-            critic_hidden=model.critic_hidden,
-            activation=model.activation,
-            lstm_hidden=model.lstm_hidden if model.lstm else None,
-        ).to(device)
+        self.model = ActorCritic.from_config(obs_size, num_actions, model, discrete=discrete).to(device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=ppo.learning_rate, eps=1e-5)
         self.lr_schedule = Schedule(kind=ppo.lr_schedule, start=ppo.learning_rate, end=ppo.resolved_lr_end)
         self.entropy_schedule = Schedule(

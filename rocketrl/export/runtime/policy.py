@@ -1,9 +1,11 @@
-"""The exported actor in numpy: observation normalization, MLP (or LSTM + MLP), greedy action -> controls.
+"""The exported actor in numpy: observation normalization, MLP (or LSTM + MLP, or the entity attention network of
+attention.py), greedy action -> controls.
 
 Copied into exported bot folders; needs numpy and safetensors. Files (written by `rocketrl export`):
 model.safetensors holds the actor's tensors under their training names (`actor.0.weight` [out, in],
 `actor.0.bias` [out], ..., `lstm.weight_ih_l0` [4H, O] ... for an LSTM core, `log_std` for continuous
-actions); bot.json holds the settings: "model" (activation, layer names, lstm size, action kind),
+actions); bot.json holds the settings: "model" (kind, activation, layer names or attention widths, lstm size,
+action kind),
 "obs_norm" (mean and var as float64 lists, clip), "actions" (the lookup table rows), "tick_skip", "obs".
 """
 
@@ -15,6 +17,8 @@ from typing import Any
 
 import numpy as np
 from safetensors.numpy import load_file
+
+from .attention import AttentionActor
 
 F32 = np.float32
 VAR_EPS = 1e-8
@@ -49,7 +53,12 @@ class ExportedPolicy:
         model = self.settings["model"]
         tensors = load_file(str(folder / "model.safetensors"))
         self.activation = ACTIVATIONS[model["activation"]]
-        self.layers = [(tensors[f"{name}.weight"], tensors[f"{name}.bias"]) for name in model["actor_layers"]]
+        self.attention = None
+        if model.get("kind", "mlp") == "attention":
+            self.attention = AttentionActor(tensors, model, self.activation)
+            self.layers = []
+        else:
+            self.layers = [(tensors[f"{name}.weight"], tensors[f"{name}.bias"]) for name in model["actor_layers"]]
         self.discrete = model["action_kind"] == "discrete"
         self.table = np.asarray(self.settings["actions"]["table"], dtype=F32) if self.discrete else None
         norm = self.settings["obs_norm"]
@@ -89,6 +98,8 @@ class ExportedPolicy:
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """Actor outputs [N, A] (logits, or action means for continuous bots); advances an LSTM's state."""
         x = self.normalize(obs)
+        if self.attention is not None:
+            return self.attention(x)
         if self.lstm is not None:
             w_ih, w_hh, b_ih, b_hh = self.lstm
             gates = x @ w_ih.T + b_ih + self.h @ w_hh.T + b_hh  # [N, 4H]: input, forget, cell, output
