@@ -26,7 +26,7 @@ def team_size(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(f"--team-size {text!r}: write it as N or BLUEvORANGE, e.g. 1, 1v1, 2v2, 1v2")
     blue, orange = (parts[0], parts[0]) if len(parts) == 1 else parts
     if blue > MAX_TEAM_SIZE or orange > MAX_TEAM_SIZE:
-        from rocketrl.policy.team_sizes import beyond_limit_message
+        from rocketrl.league.team_sizes import beyond_limit_message
 
         raise argparse.ArgumentTypeError(beyond_limit_message(text))
     if not 1 <= blue <= 3 or not 0 <= orange <= 3:
@@ -44,8 +44,8 @@ def opposed_team_size(text: str) -> tuple[int, int]:
 
 def warn_team_size(specs: list[str], blue: int, orange: int) -> list[str]:
     """Print to stderr, and return, a warning for each checkpoint in `specs` that was neither trained nor measured
-    at blue v orange (rocketrl.policy.team_sizes); scripted policies play any size and get none."""
-    from rocketrl.policy.team_sizes import checkpoint_team_size_warning
+    at blue v orange (rocketrl.league.team_sizes); scripted policies play any size and get none."""
+    from rocketrl.league.team_sizes import checkpoint_team_size_warning
 
     warnings = [w for w in (checkpoint_team_size_warning(s, blue, orange) for s in dict.fromkeys(specs)) if w]
     for warning in warnings:

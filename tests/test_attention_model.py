@@ -231,11 +231,6 @@ def test_the_trainer_trains_saves_and_resumes_an_attention_network(tmp_path: Pat
     assert all(torch.isfinite(value).all() for value in state["model"].values())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the PPO learner builds its ObservationNormalizer without the network's raw_obs_columns "
-    "(rocketrl/ppo/algorithm.py); until it passes them, train attention networks with the presence flags normalized",
-)
 def test_the_learner_keeps_the_presence_flags_raw() -> None:
     from rocketrl.ppo.algorithm import PPO
 

@@ -9,7 +9,7 @@ import pytest
 
 from rocketrl.cli import main
 from rocketrl.cli_args import team_size
-from rocketrl.policy.team_sizes import checkpoint_team_size_warning, team_size_warning, trained_team_sizes
+from rocketrl.league.team_sizes import checkpoint_team_size_warning, team_size_warning, trained_team_sizes
 
 PRESETS = Path(__file__).resolve().parent.parent / "rocketrl" / "configs" / "presets"
 

@@ -134,9 +134,19 @@ class ObservationNormalizer:
         """Merge obs [..., obs_size] into the statistics; a no-op while frozen."""
         if not self.frozen:
             self.rms.update(obs.reshape(-1, self.obs_size))
-            if self.raw_columns:
-                self.rms.mean[self.raw_columns] = 0.0
-                self.rms.var[self.raw_columns] = 1.0
+            self._keep_raw()
+
+    def merge(self, n: float | Tensor, batch_mean: Tensor, batch_var: Tensor) -> None:
+        """Merge another process's moments of n observations ([obs_size] mean and population variance), keeping
+        the raw columns raw; a no-op while frozen."""
+        if not self.frozen:
+            self.rms.merge(n, batch_mean, batch_var)
+            self._keep_raw()
+
+    def _keep_raw(self) -> None:
+        if self.raw_columns:
+            self.rms.mean[self.raw_columns] = 0.0
+            self.rms.var[self.raw_columns] = 1.0
 
     def normalize(self, obs: Tensor) -> Tensor:
         """clamp((obs - mean) / sqrt(var + 1e-8), -clip, clip), shape and dtype of obs; never updates."""

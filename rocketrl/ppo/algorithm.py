@@ -65,7 +65,9 @@ class PPO:
         self.entropy_schedule = Schedule(
             kind=ppo.entropy_schedule, start=ppo.entropy_coef, end=ppo.resolved_entropy_coef_end
         )
-        self.obs_norm = ObservationNormalizer(obs_size, device, clip=ppo.obs_clip)
+        self.obs_norm = ObservationNormalizer(
+            obs_size, device, clip=ppo.obs_clip, raw_columns=self.model.raw_obs_columns
+        )
         self.return_scaler: ReturnScaler | None = None
         self.storage: RolloutStorage | None = None
         self.num_agents = 0
