@@ -214,6 +214,28 @@ def test_the_command_draws_two_bots_side_by_side(tmp_path, capsys) -> None:
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and picture.stat().st_size > 10_000
 
 
+def test_merge_sums_every_path_and_only_keeps_the_named_policies(tmp_path, capsys) -> None:
+    shot = [
+        frame(ball_pos=(0.0, 4000.0, 93.0)),
+        frame(ball_pos=(0.0, 4000.0, 93.0), ball_vel=(0.0, 2000.0, 0.0), touch=(True, False)),
+        frame(ball_pos=(0.0, 5300.0, 93.0), ball_vel=(0.0, 2000.0, 0.0), goal=0),
+    ]
+    folders = []
+    for opponent in ("rule_policy", "ball_chaser"):
+        folder = tmp_path / f"bot_vs_{opponent}"
+        folder.mkdir()
+        save(shot, folder / "game_0000.safetensors", blue="bot", orange=opponent)
+        folders.append(str(folder))
+    out = tmp_path / "merged.json"
+    assert main(["stats", *folders, "--merge", "--only", "bot", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "ball_chaser" not in printed and "rule_policy" not in printed
+    figures = json.loads(out.read_text())["merged"]["bot"]["figures"]
+    assert (figures["games"], figures["goals"], figures["shots"]) == (2, 2, 2)
+    with pytest.raises(SystemExit, match="--only nobody: no such policy"):
+        main(["stats", *folders, "--merge", "--only", "nobody"])
+
+
 def test_plot_without_matplotlib_names_the_extra(tmp_path, monkeypatch) -> None:
     import builtins
 

@@ -7,7 +7,11 @@ Each path is a replay file or a folder of them; a folder whose replays lie one l
 `rocketrl eval --replays` writes, one folder per pairing) counts each of those folders as a path. Every path gets
 its own columns, one per policy that played in it; a second table shows how each policy's teams played together
 (rocketrl.eval.team_stats), one column per policy and team size. `--plot` draws the columns side by side
-(rocketrl.eval.stats_plot), with each policy's possession from the team table.
+(rocketrl.eval.stats_plot), with each policy's possession from the team table. `--merge` sums every path into
+one set of columns and `--only NAMES` keeps those policies' columns, so two bots' games against the same opponents
+compare side by side:
+
+    rocketrl stats old/old_vs_rule_policy new/new_vs_rule_policy ... --merge --only old,new --plot stats.png
 """
 
 from __future__ import annotations
@@ -34,6 +38,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--plot", default=None, metavar="PATH", help="also draw the figures side by side as a PNG (needs matplotlib)"
     )
+    p.add_argument(
+        "--merge", action="store_true", help="sum every path into one set of columns (e.g. a bot over all its pairings)"
+    )
+    p.add_argument(
+        "--only", default=None, metavar="NAMES", help="comma-separated policy names: show only their columns"
+    )
     p.set_defaults(func=cmd_stats)
 
 
@@ -54,23 +64,32 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if args.plot:
         require_matplotlib()
     groups = expand_groups(args.paths)
+    keep = {n.strip() for n in args.only.split(",") if n.strip()} if args.only else None
+    if args.merge:
+        groups = [groups]  # one group of every path
     table: dict[str, dict[str, float]] = {}
     teams: dict[str, dict[str, float]] = {}
     report: dict[str, dict] = {}
     team_report: dict[str, dict] = {}
     for group in groups:
-        stats = stats_of_paths([group])
+        paths = group if isinstance(group, list) else [group]
+        title = "merged" if isinstance(group, list) else str(group)
+        stats = stats_of_paths(paths)
+        stats = {n: s for n, s in stats.items() if keep is None or n in keep}
         for name, s in stats.items():
             label = name if len(groups) == 1 else f"{group.name}: {name}"
             table[label] = s.summary()
-        report[str(group)] = stats_as_json(stats)
-        together = team_stats(load_replay(p) for p in replay_paths([group]))
+        report[title] = stats_as_json(stats)
+        together = team_stats(load_replay(p) for p in replay_paths(paths))
+        together = {k: s for k, s in together.items() if keep is None or k[0] in keep}
         for key, s in together.items():
             label = team_label(key) if len(groups) == 1 else f"{group.name}: {team_label(key)}"
             teams[label] = s.summary()
             name = key[0] if len(groups) == 1 else f"{group.name}: {key[0]}"
             if name in table and "possession_share" not in table[name]:
                 table[name]["possession_share"] = teams[label]["possession_share"]
+    if not table:
+        raise SystemExit(f"--only {args.only}: no such policy in these replays")
         team_report[str(group)] = team_stats_as_json(together)
     print(format_stats(table))
     print()
