@@ -31,6 +31,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
     import torch
 
     from rocketrl.env.batched import BatchedEnv
+    from rocketrl.sim.arena import step_seconds
 
     torch.set_num_threads(1)
     blue, orange = args.team_size
@@ -88,7 +89,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
         "seconds": round(elapsed, 2),
         "agent_steps_per_s": round(args.steps * a * n / elapsed),
         "arena_ticks_per_s": round(args.steps * a * env.config.tick_skip / elapsed),
-        "game_seconds_simulated": round(args.steps * a * env.config.tick_skip / 120.0),
+        "game_seconds_simulated": round(args.steps * a * step_seconds(env.config.tick_skip)),
         "episodes_finished": episodes,
         "goals_blue": goals_blue,
         "goals_orange": goals_orange,

@@ -26,7 +26,7 @@ ray = pytest.importorskip("ray", reason='distributed training needs Ray: pip ins
 from rocketrl.distributed.learner import DistributedTrainer  # noqa: E402
 from rocketrl.distributed.pool import connect  # noqa: E402
 from rocketrl.distributed.worker import code_version  # noqa: E402
-from rocketrl.ppo.config import RayConfig  # noqa: E402
+from rocketrl.distributed.config import RayConfig  # noqa: E402
 
 SMALL = [
     "--env.num-arenas", "4", "--env.stepping", "serial", "--env.num-workers", "1",

@@ -11,7 +11,7 @@ from typing import Any
 
 from rocketrl.distributed.worker import RolloutWorker, code_version
 from rocketrl.league.curriculum import Stage
-from rocketrl.ppo.config import RayConfig
+from rocketrl.distributed.config import RayConfig
 
 INSTALL_HINT = 'pip install "rocketrl[distributed]" (or pip install "ray>=2.9")'
 

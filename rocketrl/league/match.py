@@ -24,6 +24,7 @@ from rocketrl.env.config import EnvConfig, no_rewards_path
 from rocketrl.league.ratings import win_rate_interval
 from rocketrl.policy.base import Policy, PolicyDriver
 from rocketrl.sim.arena import BLUE_TEAM
+from rocketrl.sim.arena import step_seconds as arena_step_seconds
 
 
 @dataclass
@@ -186,7 +187,7 @@ def _play(
     on_step: Callable[[BatchedEnv], None] | None = None,
 ) -> MatchResult:
     a, n = env.num_arenas, env.num_cars
-    step_seconds = env.config.tick_skip / 120.0
+    step_seconds = arena_step_seconds(env.config.tick_skip)
     result = MatchResult(name_a, name_b)
     side_a, side_b = PolicyDriver(policy_a, a * n, device), PolicyDriver(policy_b, a * n, device)
     car_blue = (env.state.car_team == BLUE_TEAM).to(device)  # (A, C), fixed per arena

@@ -32,6 +32,7 @@ from rocketrl.ppo.storage import RolloutStorage
 from rocketrl.ppo.train_config import TrainConfig, config_to_dict
 from rocketrl.ppo.train_logger import UpdateReport
 from rocketrl.ppo.update import UpdateStats
+from rocketrl.sim.arena import step_seconds
 
 
 def resolve_device(name: str) -> torch.device:
@@ -94,7 +95,7 @@ class Trainer:
         self.recent_returns: deque[float] = deque(maxlen=100)
         self.recent_lengths: deque[float] = deque(maxlen=100)
         self.recent_touch_rates: deque[float] = deque(maxlen=100)
-        self.step_seconds = cfg.env.tick_skip / 120.0
+        self.step_seconds = step_seconds(cfg.env.tick_skip)
         self._stop_signal: int | None = None
 
     def _stage_env_config(self) -> EnvConfig:
