@@ -6,7 +6,7 @@
     3  policy/, ppo/, league/, config.py,            learning
        distributed/config.py
     4  eval/, diagnostics/, render/, export/,        features, each with its command
-       distributed/, cli_args.py
+       distributed/, cli_args.py, training.py        (training.py: a run from the library, local or on Ray)
     5  cli.py                                        the `rocketrl` command
 
 config.py sits on the learning floor: it is the public face of the settings, re-exporting the TrainConfig
@@ -47,6 +47,7 @@ FLOORS: dict[str, int] = {
     "distributed": 4,
     "distributed.config": 3,
     "cli_args": 4,
+    "training": 4,
     "cli": 5,
 }
 """Floor of each package (or top-level module) of rocketrl, by its name; 'rocketrl' is the package's __init__. A
