@@ -5,7 +5,7 @@ Measured here (1v1 self-play, RocketSim, `--arenas` arenas per worker, ppo.rollo
 network unless --small):
   single         Trainer in one process (stepping serially, like each worker) with the arenas of 1 and of 2
                  workers: agent-steps/s over the timed updates
-  distributed    DistributedTrainer with 1 and 2 workers (ray.max_policy_lag 1, 1 CPU each): agent-steps/s,
+  distributed    a Trainer with RayCollection, 1 and 2 workers (ray.max_policy_lag 1, 1 CPU each): agent-steps/s,
                  each worker's own collection rate (agent-steps per second of its rollout call), policy lag
   ingest         the learner alone on synthetic rollout bundles of `--ceiling-workers` workers: copy into the
                  storage, PPO update, weights put into the object store; agent-steps/s it could train
@@ -89,13 +89,13 @@ def measure_single(args: argparse.Namespace, logdir: str, arenas: int) -> dict:
 
 
 def measure_distributed(args: argparse.Namespace, logdir: str, workers: int) -> dict:
-    from rocketrl.distributed.learner import DistributedTrainer
+    from rocketrl.distributed.learner import ray_trainer
 
     arenas = args.arenas * workers
     extra = ["--run.distributed", "ray", "--ray.workers", str(workers), "--ray.arenas-per-worker", str(args.arenas)]
     cfg = load_config(base_config_path(), overrides(args, arenas, logdir, f"ray{workers}") + extra)
     timer = Timer()
-    trainer = DistributedTrainer(cfg)
+    trainer = ray_trainer(cfg)
     try:
         trainer.learn(timer)
     finally:
@@ -110,7 +110,7 @@ def measure_distributed(args: argparse.Namespace, logdir: str, workers: int) -> 
         "learner_wait_s_median": round(statistics.median(r.timings["wait"] for r in late), 4),
         "learn_s_median": round(statistics.median(r.timings["learn"] for r in late), 4),
         "policy_lag_max": max(r.extra["distributed/policy_lag_max"] for r in late),
-        "dropped_steps": trainer.dropped_steps,
+        "dropped_steps": trainer.collection.dropped_steps,
     }
 
 

@@ -506,12 +506,12 @@ def main() -> None:
     if not kickoff_jitter_in_range(args.kickoff_jitter):
         parser.error(f"--kickoff-jitter must lie in [0, {MAX_KICKOFF_JITTER:g}] uu")
 
-    from rocketrl.cli import train_run
     from rocketrl.eval.selection import run_candidates, select_bot
     from rocketrl.league.match import play_match
     from rocketrl.policy.load import policy_from_checkpoint
     from rocketrl.policy.rule import RulePolicy
     from rocketrl.ppo.trainer import resolve_device
+    from rocketrl.training import train
 
     try:
         preset = preset_config_path(args.preset)
@@ -531,7 +531,7 @@ def main() -> None:
                 parser.error(str(error))
         else:
             started = time.perf_counter()
-            run_dir, steps, _ = train_run(cfg)
+            run_dir, steps, _ = train(cfg)
             learners.append(Learner(seed, run_dir, steps, time.perf_counter() - started))
     chosen_run = learners[-1]
     device = resolve_device(cfg.run.device)

@@ -31,6 +31,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
     import torch
 
     from rocketrl.env.batched import BatchedEnv
+    from rocketrl.sim.arena import step_seconds
 
     torch.set_num_threads(1)
     blue, orange = args.team_size
@@ -88,7 +89,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
         "seconds": round(elapsed, 2),
         "agent_steps_per_s": round(args.steps * a * n / elapsed),
         "arena_ticks_per_s": round(args.steps * a * env.config.tick_skip / elapsed),
-        "game_seconds_simulated": round(args.steps * a * env.config.tick_skip / 120.0),
+        "game_seconds_simulated": round(args.steps * a * step_seconds(env.config.tick_skip)),
         "episodes_finished": episodes,
         "goals_blue": goals_blue,
         "goals_orange": goals_orange,
@@ -142,9 +143,11 @@ def build_train_config(args: argparse.Namespace, extra: list[str]):
 def cmd_train(args: argparse.Namespace, extra: list[str]) -> int:
     """Train with PPO; Ctrl-C or SIGTERM saves a checkpoint and exits cleanly. With --learners L, train L runs
     (seeds SEED .. SEED+L-1) one after another and choose the bot among them by games (rocketrl select)."""
+    from rocketrl.training import train
+
     cfg = build_train_config(args, extra)
     if args.learners == 1:
-        train_run(cfg)
+        train(cfg)
         return 0
     if cfg.run.resume or cfg.run.distributed == "ray":
         raise ValueError("--learners trains new runs one after another on this machine: not with --resume or ray")
@@ -155,58 +158,13 @@ def cmd_train(args: argparse.Namespace, extra: list[str]) -> int:
     for index in range(args.learners):
         run = dataclasses.replace(cfg.run, seed=cfg.run.seed + index, name=f"{base}-learner{index}")
         print(f"learner {index + 1} of {args.learners}: seed {run.seed}, {Path(run.logdir) / run.name}", flush=True)
-        run_dir, _, stopped = train_run(dataclasses.replace(cfg, run=run))
+        run_dir, _, stopped = train(dataclasses.replace(cfg, run=run))
         runs.append(run_dir)
         if stopped:
             print(f"stopped: the learners after this one did not train; choose later with rocketrl select {run_dir}")
             return 0
     choose_among(runs, cfg)
     return 0
-
-
-def train_run(cfg) -> tuple[Path, int, bool]:
-    """Train one run to its end or a stop signal; returns its run folder, its agent-steps and whether a signal
-    stopped it."""
-    from rocketrl.ppo.summary import summarize
-    from rocketrl.ppo.train_logger import TrainLogger
-    from rocketrl.ppo.trainer import Trainer
-
-    if cfg.run.distributed == "ray":
-        from rocketrl.distributed.learner import DistributedTrainer
-
-        trainer: Trainer = DistributedTrainer(cfg)
-    else:
-        trainer = Trainer(cfg)
-    try:
-        if cfg.run.resume:
-            path = trainer.resume(cfg.run.resume)
-            print(f"resumed from {path} at step {trainer.counters.global_step:,}")
-        elif cfg.run.init_from:
-            print(f"network and observation normalizer start from {trainer.init_from(cfg.run.init_from)}")
-        print(summarize(trainer))
-        if cfg.run.distributed == "ray":
-            print(trainer.describe())  # type: ignore[attr-defined]
-        trainer.verify()
-        from rocketrl.config import config_to_dict
-
-        logger = TrainLogger(
-            trainer.run_dir,
-            cfg.run.timesteps,
-            ascii_only=cfg.run.ascii,
-            wandb_config=config_to_dict(cfg) if cfg.run.wandb else None,
-        )
-        try:
-            counters = trainer.learn(logger)
-        finally:
-            logger.close()
-        how = "stopped by signal" if trainer.stopped_by_signal is not None else "finished"
-        print(
-            f"{how} at step {counters.global_step:,} after {counters.updates} updates; "
-            f"checkpoint: {trainer.checkpoints.latest()}; logs: {trainer.run_dir}"
-        )
-        return trainer.run_dir, counters.global_step, trainer.stopped_by_signal is not None
-    finally:
-        trainer.close()
 
 
 SELECT_GAMES = 32

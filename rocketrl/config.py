@@ -2,7 +2,8 @@
 speed, run, league, ray; see configs/base.yaml) and CLI-style overrides into a typed, validated TrainConfig.
 
 This is the public face of the settings. Each section lives with the package it configures (env/config.py,
-ppo/config.py, policy/config.py, league/config.py) and ppo/train_config.py composes and loads them.
+ppo/config.py, policy/config.py, league/config.py, distributed/config.py) and ppo/train_config.py composes and
+loads them.
 """
 
 from rocketrl.ppo.train_config import (

@@ -20,13 +20,14 @@ from rocketrl.infra.checkpoint import load_checkpoint
 from rocketrl.policy.normalize import RunningMeanStd
 from rocketrl.ppo.algorithm import PPO
 from rocketrl.ppo.train_logger import UpdateReport
+from rocketrl.ppo.trainer import Trainer
 
 ray = pytest.importorskip("ray", reason='distributed training needs Ray: pip install "rocketrl[distributed]"')
 
-from rocketrl.distributed.learner import DistributedTrainer  # noqa: E402
+from rocketrl.distributed.config import RayConfig  # noqa: E402
+from rocketrl.distributed.learner import ray_trainer  # noqa: E402
 from rocketrl.distributed.pool import connect  # noqa: E402
 from rocketrl.distributed.worker import code_version  # noqa: E402
-from rocketrl.ppo.config import RayConfig  # noqa: E402
 
 SMALL = [
     "--env.num-arenas", "4", "--env.stepping", "serial", "--env.num-workers", "1",
@@ -56,7 +57,7 @@ class Reports:
     def __init__(self, after: dict[int, object] | None = None) -> None:
         self.reports: list[UpdateReport] = []
         self.after = after or {}
-        self.trainer: DistributedTrainer | None = None
+        self.trainer: Trainer | None = None
 
     def log_update(self, report: UpdateReport) -> None:
         self.reports.append(report)
@@ -66,8 +67,8 @@ class Reports:
             action(self.trainer)  # type: ignore[operator]
 
 
-def run(cfg, resume: str | None = None, logger: Reports | None = None) -> DistributedTrainer:
-    trainer = DistributedTrainer(cfg)
+def run(cfg, resume: str | None = None, logger: Reports | None = None) -> Trainer:
+    trainer = ray_trainer(cfg)
     try:
         if resume:
             trainer.resume(resume)
@@ -80,9 +81,9 @@ def run(cfg, resume: str | None = None, logger: Reports | None = None) -> Distri
 
 
 def kill_worker(index: int):
-    def kill(trainer: DistributedTrainer) -> None:
-        assert trainer.pool is not None
-        os.kill(trainer.pool.pids[index], signal.SIGKILL)
+    def kill(trainer: Trainer) -> None:
+        assert trainer.collection.pool is not None
+        os.kill(trainer.collection.pool.pids[index], signal.SIGKILL)
 
     return kill
 
@@ -183,14 +184,17 @@ def test_killed_worker_is_replaced_and_a_later_checkpoint_resumes_exactly(cluste
     ]
     second = tmp_path / "kept" / f"step_{2 * BATCH:012d}.safetensors"
 
-    def keep_second_checkpoint(trainer: DistributedTrainer) -> None:  # saved after update 2's report
+    def keep_second_checkpoint(trainer: Trainer) -> None:  # saved after update 2's report
         second.parent.mkdir()
         shutil.copy(trainer.checkpoints.latest(), second)
 
     logger = Reports(after={1: kill_worker(0), 3: keep_second_checkpoint})
     straight = run(small_config(tmp_path, "straight", *steps), logger=logger)
     extra = logger.reports[-1].extra
-    assert straight.lost_rollouts == 1 and extra["distributed/replaced_workers"] == 1, (straight.lost_rollouts, extra)
+    assert straight.collection.lost_rollouts == 1 and extra["distributed/replaced_workers"] == 1, (
+        straight.collection.lost_rollouts,
+        extra,
+    )
     # Every update trained on one full rollout per worker: no step lost or counted twice.
     assert straight.counters.global_step == 3 * BATCH and straight.counters.updates == 3
     assert [r.step for r in logger.reports] == [BATCH, 2 * BATCH, 3 * BATCH]
@@ -229,7 +233,7 @@ def test_league_opponents_and_a_curriculum_stage_change_run_on_the_workers(clust
     assert any(name.startswith("snapshot_") for name in league.training_results)
     # At the stage change the rollouts in flight (one per worker: 2 arenas, 3 learner cars, 16 steps) of the
     # old team sizes are dropped, not counted.
-    assert trainer.counters.global_step >= 640 and trainer.dropped_steps <= 2 * 2 * 3 * 16
+    assert trainer.counters.global_step >= 640 and trainer.collection.dropped_steps <= 2 * 2 * 3 * 16
 
 
 def test_distributed_run_learns_to_touch_the_ball(cluster, tmp_path) -> None:
@@ -254,7 +258,7 @@ def test_distributed_run_learns_to_touch_the_ball(cluster, tmp_path) -> None:
     )  # fmt: skip
     logger = Reports()
     trainer = run(cfg, logger=logger)
-    assert trainer.counters.global_step == len(logger.reports) * 64 * 32 and trainer.dropped_steps == 0
+    assert trainer.counters.global_step == len(logger.reports) * 64 * 32 and trainer.collection.dropped_steps == 0
     trained = PolicyActor(trainer.model, trainer.obs_norm)
 
     eval_cfg = load_config(None, [*env_overrides, "--env.seed", "12345"]).env
@@ -270,7 +274,7 @@ def test_a_worker_of_another_rocketrl_version_fails_with_a_clear_message(cluster
     from rocketrl.distributed import pool
 
     monkeypatch.setattr(pool, "code_version", lambda: "rocketrl 0.0.1 (protocol 1)")  # the learner's, seen by workers
-    trainer = DistributedTrainer(small_config(tmp_path, "version"))
+    trainer = ray_trainer(small_config(tmp_path, "version"))
     try:
         message = r"worker failed to start.*learner runs rocketrl 0\.0\.1.*install the same rocketrl on every node"
         with pytest.raises(RuntimeError, match=message):
@@ -286,7 +290,7 @@ def test_sigterm_to_the_learner_saves_a_checkpoint_and_stops_the_workers(cluster
     assert trainer.stopped_by_signal == signal.SIGTERM and trainer.counters.updates == 1
     state, _ = load_checkpoint(trainer.checkpoints.latest())
     assert state["counters"]["global_step"] == BATCH and len(state["distributed"]["workers"]) == 2
-    assert trainer.pool is None  # closed: its actors were killed
+    assert trainer.collection.pool is None  # closed: its actors were killed
 
 
 def test_train_command_runs_distributed(cluster, tmp_path, capsys) -> None:

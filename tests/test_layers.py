@@ -3,14 +3,17 @@
     0  infra/, typecheck.py, rocketrl/__init__.py   shared low-level pieces; import no other floor
     1  sim/                                          the physics engines
     2  env/                                          the batched game layer
-    3  policy/, ppo/, league/, config.py             learning
+    3  policy/, ppo/, league/, config.py,            learning
+       distributed/config.py
     4  eval/, diagnostics/, render/, export/,        features, each with its command
-       distributed/, cli_args.py
+       distributed/, cli_args.py, training.py        (training.py: a run from the library, local or on Ray)
     5  cli.py                                        the `rocketrl` command
 
 config.py sits on the learning floor: it is the public face of the settings, re-exporting the TrainConfig
 that ppo/train_config.py composes from each package's section (env/, ppo/, policy/, league/); nothing on
 its own floor imports it.
+distributed/config.py (RayConfig) is plain data that TrainConfig composes with the other sections, so it sits on
+the learning floor while the rest of distributed/ is a feature; it counts as a package of its own here.
 cli_args.py holds the argument types that the feature commands (eval, render) and cli.py share, so it
 sits on the feature floor. Imports within a floor are allowed while they form no cycle: policy/ is
 imported by league/ and ppo/, league/ by ppo/, ppo/ by config.py, and none of them import back.
@@ -42,10 +45,13 @@ FLOORS: dict[str, int] = {
     "render": 4,
     "export": 4,
     "distributed": 4,
+    "distributed.config": 3,
     "cli_args": 4,
+    "training": 4,
     "cli": 5,
 }
-"""Floor of each package (or top-level module) of rocketrl, by its name; 'rocketrl' is the package's __init__."""
+"""Floor of each package (or top-level module) of rocketrl, by its name; 'rocketrl' is the package's __init__. A
+dotted name (package.module) gives one module of a package a floor of its own."""
 
 FLOOR_NAMES = {0: "infra", 1: "sim", 2: "env", 3: "learning", 4: "features", 5: "cli"}
 
@@ -96,8 +102,11 @@ def import_graph(root: Path = PACKAGE_ROOT) -> dict[str, set[str]]:
 
 
 def group_of(module: str) -> str:
-    """'rocketrl.env.obs' -> 'env'; 'rocketrl.config' -> 'config'; 'rocketrl' -> 'rocketrl'."""
+    """'rocketrl.env.obs' -> 'env'; 'rocketrl.config' -> 'config'; 'rocketrl' -> 'rocketrl';
+    'rocketrl.distributed.config' -> 'distributed.config' (a module FLOORS names on its own)."""
     parts = module.split(".")
+    if len(parts) > 2 and ".".join(parts[1:3]) in FLOORS:
+        return ".".join(parts[1:3])
     return parts[1] if len(parts) > 1 else parts[0]
 
 

@@ -4,7 +4,8 @@
               trainer's RolloutCollector and returns one bundle of numpy arrays per rollout.
 - batch.py    what travels: the weights payload, rollout bundles, statistics moments; the learner's ingest.
 - pool.py     connecting to (or starting) the cluster, starting, replacing and waiting on workers.
-- learner.py  DistributedTrainer: the Trainer's loop with rollouts from the workers.
+- config.py   RayConfig: the ray section of a TrainConfig (plain data, on the learning floor).
+- learner.py  RayCollection: the Trainer's rollouts from the workers (ray_trainer builds that Trainer).
 
 Ray is optional (`pip install "rocketrl[distributed]"`); only pool.py and the workers import it.
 """

@@ -1,5 +1,5 @@
-"""DistributedTrainer: the Trainer's loop, checkpoints, signals, league and logging, with rollouts from Ray
-workers instead of local arenas.
+"""RayCollection: the Trainer's loop, checkpoints, signals, league and logging, with rollouts from Ray workers
+instead of local arenas (`ray_trainer(cfg)` builds that Trainer).
 
     start:    connect to the cluster, start ray.workers RolloutWorkers, put the weights once
     gather:   launch a rollout on every idle worker, take finished rollouts until every worker has delivered
@@ -35,10 +35,10 @@ from rocketrl.env.config import EnvConfig
 from rocketrl.infra.checkpoint import load_checkpoint
 from rocketrl.league.curriculum import Stage
 from rocketrl.league.plan import ArenaPlan
+from rocketrl.ppo.collection import Collection
 from rocketrl.ppo.train_config import TrainConfig
 from rocketrl.ppo.train_logger import UpdateReport
 from rocketrl.ppo.trainer import Trainer
-from rocketrl.ppo.update import UpdateStats
 
 
 def gather(
@@ -75,19 +75,21 @@ def gather(
     return sorted(kept, key=lambda r: (r.worker, r.bundle["version"])), dropped, lost  # type: ignore[index]
 
 
-class DistributedTrainer(Trainer):
+def ray_trainer(cfg: TrainConfig, run_dir: Path | None = None) -> Trainer:
     """A Trainer whose rollouts come from Ray workers (run.distributed='ray'); see the module docstring."""
+    return Trainer(cfg, run_dir, collection=RayCollection(cfg))
 
-    def __init__(self, cfg: TrainConfig, run_dir: Path | None = None) -> None:
+
+class RayCollection(Collection):
+    """Rollouts from ray.workers RolloutWorkers, gathered with bounded policy lag (the module docstring)."""
+
+    def __init__(self, cfg: TrainConfig) -> None:
+        """Connects to (or starts) the cluster; the workers start with the trainer's first rollout."""
         if cfg.run.distributed != "ray":
-            raise ValueError(f"run.distributed={cfg.run.distributed!r}: DistributedTrainer needs 'ray'")
+            raise ValueError(f"run.distributed={cfg.run.distributed!r}: RayCollection needs 'ray'")
+        self.cfg = cfg
         self.ray = import_ray()
         self._started_ray = connect(cfg.ray)
-        try:
-            super().__init__(cfg, run_dir)
-        except BaseException:
-            self._shutdown_ray()
-            raise
         self.pool: WorkerPool | None = None
         self.dropped_steps = 0
         """Agent-steps collected but not trained on (too stale, or collected for an old stage)."""
@@ -99,35 +101,36 @@ class DistributedTrainer(Trainer):
         self._worker_states: list[dict] | None = None
         self._plan: ArenaPlan | None = None
         self._last: dict[str, Any] = {}
-        self._size_storage()
-        self._local_threads: int | None = None
+        self.default_threads: int | None = None
         """speed.learn_threads when unset and the workers share this machine (ray.address local): the cores
         they leave, so torch's threads do not fight them (oversubscribed, an update can take 20x longer)."""
         if cfg.ray.address == "local":
             spare = (os.cpu_count() or 1) - math.ceil(cfg.ray.workers * cfg.ray.cpus_per_worker)
-            self._local_threads = max(1, spare)
+            self.default_threads = max(1, spare)
 
-    def _set_threads(self, threads: int | None) -> None:
-        super()._set_threads(self._local_threads if threads is None and self._local_threads else threads)
+    def attach(self, trainer: Any) -> None:
+        super().attach(trainer)
+        self._size_storage()
 
     # ------------------------------------------------------------------------------ shapes
-    def _stage_env_config(self) -> EnvConfig:
+    def learner_env_config(self, stage: EnvConfig) -> EnvConfig:
         """The learner keeps one serial arena of the current stage: for verify() and the network's sizes."""
-        return dataclasses.replace(super()._stage_env_config(), num_arenas=1, stepping="serial", num_workers=1)
+        return dataclasses.replace(stage, num_arenas=1, stepping="serial", num_workers=1)
 
     def _worker_env_config(self) -> EnvConfig:
         """The arenas of one worker at the current stage (what its plan is made from)."""
-        return dataclasses.replace(super()._stage_env_config(), num_arenas=self.cfg.arenas_per_worker)
+        return dataclasses.replace(self.trainer._stage_env_config(), num_arenas=self.cfg.arenas_per_worker)
 
     def _stage(self) -> Stage | None:
-        return self.league.stage(self.cfg.env) if self.league is not None else None
+        league = self.trainer.league
+        return league.stage(self.cfg.env) if league is not None else None
 
     @property
     def agents_per_worker(self) -> int:
-        env = self._worker_env_config()
-        if self.league is None:
+        env, league = self._worker_env_config(), self.trainer.league
+        if league is None:
             return env.num_arenas * (env.blue_size + env.orange_size)
-        return self.league.make_plan(env).num_learners
+        return league.make_plan(env).num_learners
 
     @property
     def num_agents(self) -> int:
@@ -135,25 +138,27 @@ class DistributedTrainer(Trainer):
         return self.cfg.ray.workers * self.agents_per_worker
 
     def _size_storage(self) -> None:
-        self.algorithm.resize(self.num_agents)
-        plan = self.league.make_plan(self._worker_env_config()) if self.league is not None else None
+        league = self.trainer.league
+        self.trainer.algorithm.resize(self.num_agents)
+        plan = league.make_plan(self._worker_env_config()) if league is not None else None
         self._plan = None if plan is None or plan.pure_selfplay else plan
 
-    def _enter_stage(self) -> None:
+    def enter_stage(self) -> None:
         """A new curriculum stage: rollouts of the old team sizes are dropped, every worker rebuilds its arenas."""
         if self.pool is not None:
             for rollout in self._pending + self.pool.drain():
                 self._drop(rollout)
             self._pending = []
-        super()._enter_stage()
+        self.trainer.rebuild_env()
         self._size_storage()
         if self.pool is not None:
             self.pool.stage = self._stage()  # a replacement started from now on builds the new stage's arenas
             self.pool.call_all("enter_stage", self.pool.stage)
 
     # ------------------------------------------------------------------------------ the loop's hooks
-    def _start_collection(self) -> None:
-        self.pool = WorkerPool(self.cfg.ray, self.config_dict, self.amp_mode)
+    def start(self) -> None:
+        trainer = self.trainer
+        self.pool = WorkerPool(self.cfg.ray, trainer.config_dict, trainer.amp_mode)
         self.pool.start(self._stage())
         print(f"{self.cfg.ray.workers} rollout workers ready on {', '.join(sorted(set(self.pool.hosts)))}", flush=True)
         if self._worker_states is not None:
@@ -161,37 +166,38 @@ class DistributedTrainer(Trainer):
                 self.ray.get(actor.load_state_dict.remote(state))
             self._worker_states = None
         self._publish()
-        self._restart_collection()
+        self.restart()
 
-    def _restart_collection(self) -> None:
+    def restart(self) -> None:
         assert self.pool is not None
         self._quiesce()
         self.pool.call_all("restart")
 
-    def _rollout(self, timings: dict[str, float]) -> int:
+    def rollout(self, timings: dict[str, float]) -> int:
         """Gather one rollout per worker (policy lag bounded), side by side into the storage; returns their
         agent-steps."""
+        trainer, algorithm = self.trainer, self.trainer.algorithm
         t0 = time.perf_counter()
         self._launch_idle()  # synchronous: every worker; asynchronous: those that were not relaunched
         kept = self._gather()
         t1 = time.perf_counter()
         bundles = [r.bundle for r in kept]
-        assert self.algorithm.storage is not None and self.algorithm.return_scaler is not None
-        ingest(self.algorithm.storage, [b["arrays"] for b in bundles])  # type: ignore[index]
-        self.algorithm.estimate_advantages()
+        assert algorithm.storage is not None and algorithm.return_scaler is not None
+        ingest(algorithm.storage, [b["arrays"] for b in bundles])  # type: ignore[index]
+        algorithm.estimate_advantages()
         steps = 0
         for b in bundles:
             assert b is not None
-            for rms, key in ((self.obs_norm.rms, "obs_moments"), (self.algorithm.return_scaler.rms, "return_moments")):
+            for rms, key in ((trainer.obs_norm.rms, "obs_moments"), (algorithm.return_scaler.rms, "return_moments")):
                 n, mean, var = b[key]
                 rms.merge(n, torch.from_numpy(mean), torch.from_numpy(var))
             self._record_bundle(b)
             steps += b["steps"]
-        self.counters.global_step += steps
+        trainer.counters.global_step += steps
         for phase in ("env", "copy", "inference", "collect"):
             timings[phase] = float(np.mean([b["timings"][phase] for b in bundles]))  # type: ignore[index]
         timings["wait"], timings["ingest"] = t1 - t0, time.perf_counter() - t1
-        lags = [self.counters.updates - b["version"] for b in bundles]  # type: ignore[index]
+        lags = [trainer.counters.updates - b["version"] for b in bundles]  # type: ignore[index]
         terms = [b["reward_terms"] for b in bundles]  # type: ignore[index]
         self._last = {
             "lags": lags,
@@ -199,7 +205,7 @@ class DistributedTrainer(Trainer):
         }
         return steps
 
-    def _after_update(self) -> None:
+    def after_update(self) -> None:
         """The new weights go into the object store once; the next rollouts get that ref."""
         self._publish()
 
@@ -213,7 +219,7 @@ class DistributedTrainer(Trainer):
             return self._pending.pop(0) if self._pending else pool.next_rollout()
 
         kept, dropped, lost = gather(
-            next_rollout, self._launch, pool.busy, self.cfg.ray.workers, self.counters.updates,
+            next_rollout, self._launch, pool.busy, self.cfg.ray.workers, self.trainer.counters.updates,
             self.cfg.ray.max_policy_lag, self.agents_per_worker,
         )  # fmt: skip
         self.dropped_steps += dropped
@@ -226,9 +232,11 @@ class DistributedTrainer(Trainer):
 
     def _launch(self, index: int) -> None:
         assert self.pool is not None
-        names = self.league.opponent_names(self._plan) if self.league is not None and self._plan else []
+        trainer = self.trainer
+        league = trainer.league
+        names = league.opponent_names(self._plan) if league is not None and self._plan else []
         snapshots = {name: self._snapshot_ref(name) for name in set(names) if name.startswith("snapshot_")}
-        self.pool.launch(index, self._weights, self.counters.updates, names, snapshots, self.progress())
+        self.pool.launch(index, self._weights, trainer.counters.updates, names, snapshots, trainer.progress())
 
     def _launch_idle(self) -> None:
         assert self.pool is not None
@@ -242,38 +250,39 @@ class DistributedTrainer(Trainer):
             self._pending += self.pool.drain()
 
     def _publish(self) -> None:
-        self._weights = self.ray.put(weights_payload(self.algorithm))
+        self._weights = self.ray.put(weights_payload(self.trainer.algorithm))
 
     def _snapshot_ref(self, name: str) -> Any:
         """An object ref of a league snapshot's tensors, read from this run's folder once."""
         if name not in self._snapshot_refs:
-            assert self.league is not None
-            pool = {s["name"] for s in self.league.snapshots[-self.league.config.pool_size :]}
+            league = self.trainer.league
+            assert league is not None
+            pool = {s["name"] for s in league.snapshots[-league.config.pool_size :]}
             for old in [n for n in self._snapshot_refs if n not in pool]:
                 del self._snapshot_refs[old]
-            entry = next(s for s in self.league.snapshots if s["name"] == name)
-            state, _ = load_checkpoint(self.run_dir / entry["path"])
+            entry = next(s for s in league.snapshots if s["name"] == name)
+            state, _ = load_checkpoint(self.trainer.run_dir / entry["path"])
             self._snapshot_refs[name] = self.ray.put(to_numpy({"model": state["model"], "obs_norm": state["obs_norm"]}))
         return self._snapshot_refs[name]
 
     def _record_bundle(self, bundle: dict[str, Any]) -> None:
         """Episode statistics and league outcomes of one worker's rollout."""
-        episodes = bundle["episodes"]
-        self.counters.episodes += int(len(episodes["returns"]))
-        self.recent_returns.extend(episodes["returns"].tolist())
-        self.recent_lengths.extend(episodes["lengths"].tolist())
-        self.recent_touch_rates.extend(episodes["touch_rates"].tolist())
-        if self.league is not None:
+        trainer, episodes = self.trainer, bundle["episodes"]
+        trainer.counters.episodes += int(len(episodes["returns"]))
+        trainer.recent_returns.extend(episodes["returns"].tolist())
+        trainer.recent_lengths.extend(episodes["lengths"].tolist())
+        trainer.recent_touch_rates.extend(episodes["touch_rates"].tolist())
+        league = trainer.league
+        if league is not None:
             for name, counts in bundle["outcomes"].items():
-                total = self.league.training_results.setdefault(name, [0, 0, 0])
+                total = league.training_results.setdefault(name, [0, 0, 0])
                 for i in range(3):
                     total[i] += counts[i]
             for kind, scores in bundle["recent"].items():
-                self.league.recent[kind].extend(scores)
+                league.recent[kind].extend(scores)
 
     # ------------------------------------------------------------------------------ reports and state
-    def _report(self, stats: UpdateStats, timings: dict[str, float], sps: float) -> UpdateReport:
-        report = super()._report(stats, timings, sps)
+    def amend_report(self, report: UpdateReport) -> None:
         report.reward_terms = self._last.get("reward_terms", {})
         lags = self._last.get("lags") or [0]
         report.extra = {
@@ -284,16 +293,14 @@ class DistributedTrainer(Trainer):
             "distributed/lost_rollouts": float(self.lost_rollouts),
             "distributed/replaced_workers": float(self.pool.replaced if self.pool is not None else 0),
         }
-        return report
 
-    def state_dict(self) -> dict:
-        """The Trainer's state plus every worker's (taken with no rollout in flight) and the drop counters."""
+    def state_dict(self) -> dict[str, Any]:
+        """Every worker's state (taken with no rollout in flight) and the drop counters."""
         workers = None
         if self.pool is not None:
             self._quiesce()
             workers = self.pool.call_all("state_dict")
         return {
-            **super().state_dict(),
             "distributed": {
                 "workers": workers,
                 "dropped_steps": self.dropped_steps,
@@ -302,13 +309,15 @@ class DistributedTrainer(Trainer):
             },
         }
 
-    def load_state_dict(self, state: dict) -> None:
-        # The learner's per-agent running returns are unused (each worker keeps its own), so a checkpoint of
-        # another agent count (a single-process run, other workers) loads too.
-        assert self.algorithm.return_scaler is not None
-        running = self.algorithm.return_scaler.running_return
-        state = {**state, "return_scaler": {**state["return_scaler"], "running_return": torch.zeros_like(running)}}
-        super().load_state_dict(state)
+    def prepare_load(self, state: dict[str, Any]) -> dict[str, Any]:
+        """The learner's per-agent running returns are unused (each worker keeps its own), so a checkpoint of
+        another agent count (a single-process run, other workers) loads too."""
+        return_scaler = self.trainer.algorithm.return_scaler
+        assert return_scaler is not None
+        running = return_scaler.running_return
+        return {**state, "return_scaler": {**state["return_scaler"], "running_return": torch.zeros_like(running)}}
+
+    def after_load(self, state: dict[str, Any]) -> None:
         self._size_storage()
         saved = state.get("distributed") or {}
         self.dropped_steps = int(saved.get("dropped_steps", 0))
@@ -317,18 +326,12 @@ class DistributedTrainer(Trainer):
         # Worker states continue a run exactly when the workers are the same; otherwise workers start fresh.
         self._worker_states = workers if workers is not None and len(workers) == self.cfg.ray.workers else None
 
-    def close(self) -> None:
-        try:
-            if self.pool is not None:
-                self.pool.shutdown()
-                self.pool = None
-        finally:
-            try:
-                super().close()
-            finally:
-                self._shutdown_ray()
+    def stop(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown()
+            self.pool = None
 
-    def _shutdown_ray(self) -> None:
+    def release(self) -> None:
         if self._started_ray:
             self.ray.shutdown()
             self._started_ray = False
@@ -340,8 +343,8 @@ class DistributedTrainer(Trainer):
             f"distributed   ray at {r.address}: {r.workers} workers x {self.cfg.arenas_per_worker} arenas "
             f"({r.cpus_per_worker:g} CPUs each), max policy lag {r.max_policy_lag} update(s)"
             + (
-                f", learner torch threads {self._local_threads}"
-                if self._local_threads and not self.cfg.speed.learn_threads
+                f", learner torch threads {self.default_threads}"
+                if self.default_threads and not self.cfg.speed.learn_threads
                 else ""
             )
         )

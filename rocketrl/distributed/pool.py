@@ -9,9 +9,9 @@ import socket
 from dataclasses import dataclass
 from typing import Any
 
+from rocketrl.distributed.config import RayConfig
 from rocketrl.distributed.worker import RolloutWorker, code_version
 from rocketrl.league.curriculum import Stage
-from rocketrl.ppo.config import RayConfig
 
 INSTALL_HINT = 'pip install "rocketrl[distributed]" (or pip install "ray>=2.9")'
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from importlib import resources
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from rocketrl.env.setters import MAX_KICKOFF_JITTER, STATE_SETTERS, kickoff_jitter_in_range
 from rocketrl.sim.arena import DEFAULT_TICK_SKIP
@@ -29,7 +29,7 @@ def no_rewards_path() -> Path:
 class EnvConfig:
     """Settings of a BatchedEnv."""
 
-    num_arenas: int = 16
+    num_arenas: int = 32
     """Arenas simulated side by side."""
     blue_size: int = 1
     """Cars on the blue team, 1 to 3."""
@@ -48,21 +48,22 @@ class EnvConfig:
     the count)."""
     action: ActionKind = "discrete"
     """'discrete' (90-entry lookup table) or 'continuous' (Box(8))."""
-    state_setter: dict[str, float] = field(default_factory=lambda: {"kickoff": 0.7, "random": 0.3})
+    state_setter: dict[str, float] = field(default_factory=lambda: {"kickoff": 0.5, "random": 0.5})
     """Mix of reset states by weight: kickoff, random (ball and cars anywhere) and dodge_shot (one car airborne
     with its flip unused, driving at a ball in reach on the way to its goal: a dodge now shoots)."""
     kickoff_jitter: float = 0.0
     """Move each car's kickoff spawn by up to this many uu in x and in y (uniform, per car, 0 to 100). With 0
     the spawns are exact, and two greedy policies replay the same few kickoffs every time."""
-    episode_seconds: float = 300.0
+    episode_seconds: float = 45.0
     """Truncate an episode after this much game time (0 disables)."""
-    no_touch_seconds: float = 30.0
+    no_touch_seconds: float = 15.0
     """Truncate an episode when nobody touched the ball for this long (0 disables)."""
     rewards: str | None = None
     """Path of a rewards YAML file; None uses the packaged configs/rewards.yaml."""
     compile: bool = False
     """torch.compile observations and rewards into fused kernels (about 5x faster on CPU; the first
-    step compiles for up to a minute, later runs reuse the cache). Falls back to eager on failure."""
+    step compiles for up to a minute, later runs reuse the cache). Falls back to eager on failure. The one
+    switch of the env layer's compilation (speed.compile covers the networks)."""
     pin_memory: bool = True
     """On CUDA, copy each step's state through pinned host memory without blocking (no effect on CPU)."""
     validate_actions: bool = True
@@ -100,6 +101,11 @@ class EnvConfig:
                 f"env.kickoff_jitter={self.kickoff_jitter!r}: must lie in [0, {MAX_KICKOFF_JITTER:g}] uu "
                 "(a few uu vary the kickoffs; 0 keeps the exact spawns)"
             )
+
+    @classmethod
+    def default(cls, name: str) -> Any:
+        """The default value of field `name` (a fresh copy for a mapping)."""
+        return getattr(cls(), name)
 
     @classmethod
     def from_dict(cls, data: dict) -> EnvConfig:

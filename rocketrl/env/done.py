@@ -19,11 +19,12 @@ class DoneConditions:
 
     num_arenas: int
     step_seconds: float
-    """Game time of one environment step (tick_skip / 120 s)."""
-    episode_seconds: float = 300.0
-    """Truncate after this much game time; 0 disables the limit."""
-    no_touch_seconds: float = 30.0
-    """Truncate when nobody touched the ball for this long; 0 disables the limit."""
+    """Game time of one environment step (s): rocketrl.sim.arena.step_seconds(tick_skip)."""
+    episode_seconds: float = 0.0
+    """Truncate after this much game time; 0 (no limit) disables it. BatchedEnv passes env.episode_seconds."""
+    no_touch_seconds: float = 0.0
+    """Truncate when nobody touched the ball for this long; 0 (no limit) disables it. BatchedEnv passes
+    env.no_touch_seconds."""
     terminate_on_goal: bool = True
     device: torch.device | str = "cpu"
 

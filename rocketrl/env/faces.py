@@ -42,12 +42,13 @@ def make_batched(
     blue_size: int,
     orange_size: int,
     action: str,
-    episode_seconds: float,
-    no_touch_seconds: float,
+    episode_seconds: float | None,
+    no_touch_seconds: float | None,
     state_setter: dict[str, float] | None,
     overrides: dict[str, Any],
 ) -> BatchedEnv:
-    """A CPU BatchedEnv; `overrides` are further EnvConfig fields (single-arena faces step serially)."""
+    """A CPU BatchedEnv; `overrides` are further EnvConfig fields (single-arena faces step serially). A limit
+    or state_setter of None keeps EnvConfig's default."""
     if "num_arenas" in overrides:
         raise ValueError("num_arenas is set by the face: 1 for RocketSimEnv/ParallelEnv, num_envs for the vector env")
     settings: dict[str, Any] = {"stepping": "serial", "num_workers": 1}
@@ -57,9 +58,11 @@ def make_batched(
         blue_size=blue_size,
         orange_size=orange_size,
         action=action,
-        episode_seconds=episode_seconds,
-        no_touch_seconds=no_touch_seconds,
     )
+    if episode_seconds is not None:
+        settings["episode_seconds"] = episode_seconds
+    if no_touch_seconds is not None:
+        settings["no_touch_seconds"] = no_touch_seconds
     if state_setter is not None:
         settings["state_setter"] = dict(state_setter)
     return BatchedEnv(EnvConfig.from_dict(settings), device="cpu")

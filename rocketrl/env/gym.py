@@ -30,6 +30,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from rocketrl.env.batched import StepResult
+from rocketrl.env.config import EnvConfig
 from rocketrl.env.faces import (
     NUM_DISCRETE_ACTIONS,
     OpponentDriver,
@@ -74,8 +75,8 @@ class RocketSimEnv(OwnsBatchedEnv, gymnasium.Env):
         orange_size: int = 1,
         action: str = "discrete",
         opponent_policy: OpponentPolicy | None = None,
-        episode_seconds: float = 300.0,
-        no_touch_seconds: float = 30.0,
+        episode_seconds: float | None = None,
+        no_touch_seconds: float | None = None,
         state_setter: dict[str, float] | None = None,
         render_mode: str | None = None,
         **overrides: Any,
@@ -152,10 +153,10 @@ class RocketSimVectorEnv(VectorEnv):
         orange_size: int = 1,
         action: str = "discrete",
         opponent_policy: OpponentPolicy | None = None,
-        episode_seconds: float = 300.0,
-        no_touch_seconds: float = 30.0,
+        episode_seconds: float | None = None,
+        no_touch_seconds: float | None = None,
         state_setter: dict[str, float] | None = None,
-        stepping: str = "processes",
+        stepping: str | None = None,
         num_workers: int | None = None,
         **overrides: Any,
     ) -> None:
@@ -167,7 +168,7 @@ class RocketSimVectorEnv(VectorEnv):
             episode_seconds,
             no_touch_seconds,
             state_setter,
-            {"stepping": stepping, "num_workers": num_workers, **overrides},
+            {"stepping": stepping or EnvConfig.default("stepping"), "num_workers": num_workers, **overrides},
         )
         self.num_envs = num_envs
         self.single_observation_space = observation_space()

@@ -163,6 +163,28 @@ def _kickoffs(replay: Replay, teams: torch.Tensor) -> list[tuple[int, int]]:
     return out
 
 
+def _count_kickoffs(s: PolicyStats, kickoffs: list[tuple[int, int]], team: int) -> None:
+    """Add one team's kickoffs, first touches and kickoff goals for and against (`_kickoffs`) to s."""
+    s.kickoffs = len(kickoffs)
+    s.kickoff_first_touches = sum(1 for first, _ in kickoffs if first == team)
+    s.kickoff_goals = sum(1 for _, scorer in kickoffs if scorer == team)
+    s.kickoff_goals_against = sum(1 for _, scorer in kickoffs if scorer == 1 - team)
+
+
+def _sum_frames(
+    s: PolicyStats, frame: torch.Tensor, speed: torch.Tensor, distance: torch.Tensor, goal_side: torch.Tensor,
+    height: torch.Tensor,
+) -> None:  # fmt: skip
+    """Add one team's car-frames of play to s: frame (T, K) 1.0 for a frame of play of a live car, and per car
+    speed (uu/s), distance to the ball (uu), goal-side (bool) and height (uu), each (T, K)."""
+    s.car_frames = int(frame.sum())
+    s.speed = float((frame * speed).sum())
+    s.supersonic_frames = int((frame * (speed > SUPERSONIC_SPEED).double()).sum())
+    s.distance_to_ball = float((frame * distance).sum())
+    s.goal_side_frames = int((frame * goal_side.double()).sum())
+    s.off_floor_frames = int((frame * (height > OFF_FLOOR_HEIGHT).double()).sum())
+
+
 def replay_stats(replay: Replay) -> dict[str, PolicyStats]:
     """Per policy name (a side without one is 'blue' or 'orange'), the sums of one replay (none for an empty one)."""
     if replay.num_steps == 0:
@@ -245,10 +267,7 @@ def replay_stats(replay: Replay) -> dict[str, PolicyStats]:
         s.touches = int(tc.sum())
         s.shots = int(shots[:, cars].sum())
         s.saves = int(saves[:, cars].sum())
-        s.kickoffs = len(kickoffs)
-        s.kickoff_first_touches = sum(1 for first, _ in kickoffs if first == team)
-        s.kickoff_goals = sum(1 for _, scorer in kickoffs if scorer == team)
-        s.kickoff_goals_against = sum(1 for _, scorer in kickoffs if scorer == 1 - team)
+        _count_kickoffs(s, kickoffs, team)
         s.aerial_touches = int((tc & (ball_pos[:, 2:3] > AERIAL_TOUCH_HEIGHT)).sum())
         s.attacking_half_touches = int((tc & attacking_half[:, cars]).sum())
         s.ball_speed_after_touch = float((tc.double() * speed_after.view(-1, 1)).sum())
@@ -257,13 +276,7 @@ def replay_stats(replay: Replay) -> dict[str, PolicyStats]:
         s.jumps = int(jump_edges[:, cars].sum())
         s.boost_used = float(boost_drop[:, cars].sum())
         s.demolished = int(demolished[:, cars].sum())
-        f = frame[:, cars]
-        s.car_frames = int(f.sum())
-        s.speed = float((f * car_speed[:, cars]).sum())
-        s.supersonic_frames = int((f * (car_speed[:, cars] > SUPERSONIC_SPEED).double()).sum())
-        s.distance_to_ball = float((f * distance[:, cars]).sum())
-        s.goal_side_frames = int((f * goal_side[:, cars].double()).sum())
-        s.off_floor_frames = int((f * (car_pos[:, cars, 2] > OFF_FLOOR_HEIGHT).double()).sum())
+        _sum_frames(s, frame[:, cars], car_speed[:, cars], distance[:, cars], goal_side[:, cars], car_pos[:, cars, 2])
         out.setdefault(names[team], PolicyStats()).add(s)
     return out
 

@@ -1,4 +1,4 @@
-"""The learners of a learning benchmark run (trained by `rocketrl.cli.train_run`), or runs trained earlier and
+"""The learners of a learning benchmark run (trained by `rocketrl.training.train`), or runs trained earlier and
 checked before reuse.
 
 A benchmark seed may train several learners one after another (`benchmarks/learn_vs_rule.py --learners L`) and

@@ -24,6 +24,7 @@ from rocketrl.env.config import EnvConfig, no_rewards_path
 from rocketrl.league.ratings import win_rate_interval
 from rocketrl.policy.base import Policy, PolicyDriver
 from rocketrl.sim.arena import BLUE_TEAM
+from rocketrl.sim.arena import step_seconds as arena_step_seconds
 
 
 @dataclass
@@ -114,6 +115,18 @@ class MatchResult:
         """(rate, low, high): win rate with draws as half a win and its Wilson score interval."""
         return win_rate_interval(self.wins, self.draws, self.losses, z)
 
+    def add_game(self, record: GameRecord) -> None:
+        """Count one finished game: its goals and its win, draw or loss (for A)."""
+        self.games.append(record)
+        self.goals_for += record.goals_a
+        self.goals_against += record.goals_b
+        if record.goals_a > record.goals_b:
+            self.wins += 1
+        elif record.goals_a < record.goals_b:
+            self.losses += 1
+        else:
+            self.draws += 1
+
     def to_dict(self) -> dict:
         rate, low, high = self.win_rate_interval()
         data = asdict(self)
@@ -174,6 +187,20 @@ def play_match(
             env.close()
 
 
+def _both_sides_act(
+    side_a: PolicyDriver, side_b: PolicyDriver, flat: torch.Tensor, a_cars: torch.Tensor
+) -> torch.Tensor:
+    """Controls (A*C, 8) of every car: policy A's where a_cars (A*C,) bool, policy B's elsewhere; flat (A*C, O)
+    the observations."""
+    controls = torch.zeros(flat.shape[0], 8, device=flat.device)
+    a_index, b_index = torch.nonzero(a_cars).flatten(), torch.nonzero(~a_cars).flatten()
+    if a_index.numel():
+        controls[a_index] = side_a.act(flat, a_index)
+    if b_index.numel():
+        controls[b_index] = side_b.act(flat, b_index)
+    return controls
+
+
 def _play(
     env: BatchedEnv,
     policy_a: Policy,
@@ -186,7 +213,7 @@ def _play(
     on_step: Callable[[BatchedEnv], None] | None = None,
 ) -> MatchResult:
     a, n = env.num_arenas, env.num_cars
-    step_seconds = env.config.tick_skip / 120.0
+    step_seconds = arena_step_seconds(env.config.tick_skip)
     result = MatchResult(name_a, name_b)
     side_a, side_b = PolicyDriver(policy_a, a * n, device), PolicyDriver(policy_b, a * n, device)
     car_blue = (env.state.car_team == BLUE_TEAM).to(device)  # (A, C), fixed per arena
@@ -209,13 +236,7 @@ def _play(
         if not bool(active.any()):
             break
         a_cars = torch.where(a_team.view(-1, 1) == 0, car_blue, ~car_blue).reshape(-1)  # (A*C,)
-        flat = obs.reshape(a * n, -1)
-        controls = torch.zeros(a * n, 8, device=device)
-        a_index, b_index = torch.nonzero(a_cars).flatten(), torch.nonzero(~a_cars).flatten()
-        if a_index.numel():
-            controls[a_index] = side_a.act(flat, a_index)
-        if b_index.numel():
-            controls[b_index] = side_b.act(flat, b_index)
+        controls = _both_sides_act(side_a, side_b, obs.reshape(a * n, -1), a_cars)
         before = env.state
         step = env.step_controls(controls.view(a, n, 8))
         state = step.state
@@ -246,23 +267,16 @@ def _play(
         recorders.append_final(state, kickoff, config.game_seconds - steps.float() * step_seconds)
         if bool(finished.any()):
             for i in torch.nonzero(finished).flatten().tolist():
-                record = GameRecord(
-                    index=int(game_index[i]),
-                    a_team=int(a_team[i]),
-                    goals_a=int(goals_a[i]),
-                    goals_b=int(goals_b[i]),
-                    overtime=int(steps[i]) > regulation,
-                    seconds=int(steps[i]) * step_seconds,
+                result.add_game(
+                    GameRecord(
+                        index=int(game_index[i]),
+                        a_team=int(a_team[i]),
+                        goals_a=int(goals_a[i]),
+                        goals_b=int(goals_b[i]),
+                        overtime=int(steps[i]) > regulation,
+                        seconds=int(steps[i]) * step_seconds,
+                    )
                 )
-                result.games.append(record)
-                result.goals_for += record.goals_a
-                result.goals_against += record.goals_b
-                if record.goals_a > record.goals_b:
-                    result.wins += 1
-                elif record.goals_a < record.goals_b:
-                    result.losses += 1
-                else:
-                    result.draws += 1
                 recorders.finish(i)
             # Next game of these arenas: sides swap, clock and score restart from a kickoff.
             game_index = torch.where(finished, game_index + a, game_index)

@@ -20,6 +20,7 @@ from rocketrl.league.league import League
 from rocketrl.league.learner_env import LearnerEnv
 from rocketrl.policy.actor_critic import RecurrentState
 from rocketrl.ppo.algorithm import PPO
+from rocketrl.sim.arena import step_seconds
 
 
 @dataclass
@@ -43,7 +44,7 @@ class RolloutCollector:
 
     def __init__(self, env: BatchedEnv, league: League | None, algorithm: PPO, device: torch.device) -> None:
         self.league, self.algorithm, self.device = league, algorithm, device
-        self.step_seconds = env.config.tick_skip / 120.0
+        self.step_seconds = step_seconds(env.config.tick_skip)
         self.set_env(env)
 
     def set_env(self, env: BatchedEnv) -> None:

@@ -1,8 +1,6 @@
 """The learner's config sections: PPOConfig (the update), SpeedConfig (switches that change speed, not what
-is learned), RunConfig (length, device, seeding, logging, checkpoints) and RayConfig (rollout workers on a
-Ray cluster, used with run.distributed='ray'). `ppo/train_config.py` composes them with the other packages'
-sections into a TrainConfig. RayConfig lives here, not in distributed/, because TrainConfig (this floor)
-composes every section and may not import the feature floor; it is plain data and needs no Ray."""
+is learned) and RunConfig (length, device, seeding, logging, checkpoints). `ppo/train_config.py` composes them
+with the other packages' sections into a TrainConfig."""
 
 from __future__ import annotations
 
@@ -52,7 +50,7 @@ class PPOConfig:
     """Clip the global gradient norm to this value before each optimiser step."""
     target_kl: float | None = 0.05
     """Stop the epoch loop of an update early once the approximate KL exceeds this; null never stops."""
-    learning_rate: float = 3e-4
+    learning_rate: float = 1e-3
     """Adam learning rate at the start of training."""
     lr_schedule: LrSchedule = "linear"
     """How the learning rate moves from learning_rate to lr_end: constant, linear, exponential or cosine."""
@@ -138,8 +136,6 @@ class SpeedConfig:
     without bf16 matrix instructions is fp32 at once). Off by default: bf16 also changes the numbers."""
     compile: bool = False
     """torch.compile the acting forward pass and the PPO update."""
-    compile_env: bool = False
-    """torch.compile the env layer (observations, rewards); the same switch as env.compile, either turns it on."""
     compile_rule: bool = False
     """torch.compile the scripted RulePolicy used as an opponent and in evaluation (about 10x faster per call
     on a CPU; compiles for about 30 s when first used)."""
@@ -166,7 +162,7 @@ class SpeedConfig:
 class RunConfig:
     """Length, device, seeding, logging, checkpoints and notifications of a run."""
 
-    timesteps: int = 2_000_000
+    timesteps: int = 1_000_000
     """Agent-steps to train for (every car's step counts)."""
     max_minutes: float | None = None
     """Also stop (with a checkpoint) after this many minutes of wall time; null: no time limit."""
@@ -233,50 +229,3 @@ class RunConfig:
                 f"run.discord_webhook_env={self.discord_webhook_env!r}: give the name of the environment variable "
                 "that holds the webhook URL (e.g. ROCKETRL_DISCORD_WEBHOOK), never the URL itself"
             )
-
-
-@dataclass
-class RayConfig:
-    """Rollout workers on a Ray cluster (run.distributed='ray'): each worker steps its own arenas with a copy of
-    the policy; the learner updates on this process's device and sends the new weights after each update."""
-
-    address: str = "local"
-    """local: start a one-machine Ray cluster inside this run; auto: join the cluster started on this host
-    with `ray start`; HOST:PORT: the head node of a running cluster (`ray start --head --port PORT`)."""
-    workers: int = 2
-    """Rollout workers (Ray actors); a dead one is replaced with a fresh one."""
-    arenas_per_worker: int | None = None
-    """Arenas each worker steps; null: env.num_arenas split evenly over the workers."""
-    cpus_per_worker: float = 1.0
-    """CPUs Ray reserves for each worker (its arenas step in that many threads or processes)."""
-    max_policy_lag: int = 1
-    """Updates a rollout may lag behind the learner (0: synchronous, every rollout acts with the newest
-    weights; 1: workers collect the next rollout during the update). Older rollouts are dropped."""
-    start_timeout_s: float = 300.0
-    """Seconds to wait for the workers to start (scheduling and building their arenas) before failing."""
-    max_worker_restarts: int = 10
-    """Replacements of dead workers before the run stops (with a checkpoint)."""
-    object_store_mb: int | None = None
-    """Object store size in MiB of a local cluster (address=local); null: Ray's default."""
-
-    def __post_init__(self) -> None:
-        self.validate()
-
-    def validate(self) -> None:
-        """Raise ValueError naming the first setting out of range."""
-        check_field_types(self, "ray")
-        if not self.address.strip():
-            raise ValueError("ray.address='': give local, auto or the head node as HOST:PORT")
-        if self.address not in ("local", "auto") and not re.fullmatch(r"(ray://)?[^\s:]+:\d+", self.address):
-            raise ValueError(
-                f"ray.address={self.address!r}: give local, auto or the head node as HOST:PORT (e.g. 10.0.0.1:6379)"
-            )
-        at_least(self.workers, 1, "ray.workers")
-        if self.arenas_per_worker is not None:
-            at_least(self.arenas_per_worker, 1, "ray.arenas_per_worker")
-        positive(self.cpus_per_worker, "ray.cpus_per_worker")
-        at_least(self.max_policy_lag, 0, "ray.max_policy_lag")
-        positive(self.start_timeout_s, "ray.start_timeout_s")
-        at_least(self.max_worker_restarts, 0, "ray.max_worker_restarts")
-        if self.object_store_mb is not None:
-            at_least(self.object_store_mb, 64, "ray.object_store_mb")

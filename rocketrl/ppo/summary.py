@@ -53,7 +53,7 @@ def summarize(trainer: Trainer) -> str:
         f"timesteps     {cfg.run.timesteps:,}",
         f"speed         amp={sp.amp}{' (fp32 on this device)' if sp.amp == 'fp16' and not cuda else ''}"
         f"{' -> ' + trainer.amp_mode if sp.amp == 'auto' else ''}, "
-        f"compile={'on' if sp.compile else 'off'}, compile_env={'on' if cfg.env.compile else 'off'}, "
+        f"compile={'on' if sp.compile else 'off'}, env.compile={'on' if cfg.env.compile else 'off'}, "
         f"compile_rule={'on' if sp.compile_rule else 'off'}, "
         f"pinned host memory={'off' if not cfg.env.pin_memory else 'active' if cuda else 'inactive on CPU'}, "
         f"torch threads rollout={sp.rollout_threads or 'default'} learn={sp.learn_threads or 'default'}",

@@ -26,11 +26,12 @@ from typing import Any
 
 import yaml
 
+from rocketrl.distributed.config import RayConfig
 from rocketrl.env.config import EnvConfig
 from rocketrl.infra.yaml_extends import read_extending_yaml
 from rocketrl.league.config import LeagueConfig
 from rocketrl.policy.config import ModelConfig
-from rocketrl.ppo.config import PPOConfig, RayConfig, RunConfig, SpeedConfig
+from rocketrl.ppo.config import PPOConfig, RunConfig, SpeedConfig
 from rocketrl.typecheck import (
     check_field_types,
     check_value,
@@ -98,9 +99,6 @@ class TrainConfig:
             value = getattr(self, name)
             if not isinstance(value, cls):
                 raise ValueError(f"{name}: expected a {cls.__name__}, got {type(value).__name__}")
-        # speed.compile_env and env.compile are one switch; either turns it on and both then say so.
-        if self.speed.compile_env or self.env.compile:
-            self.speed.compile_env = self.env.compile = True
         self.validate()
 
     @property
@@ -201,10 +199,17 @@ def _unknown(kind: str, name: str, allowed: Sequence[str]) -> ValueError:
     return ValueError(f"{name} is not a {kind}{hint} allowed: {', '.join(allowed)}")
 
 
+REPLACED_SETTINGS: dict[str, str] = {"speed.compile_env": "env.compile"}
+"""Settings that are no longer read -> the setting that does their work; naming one is an error that names it."""
+
+
 def _field_hint(section: str, name: str) -> Any:
     """Type of section.name; ValueError with a suggestion when either is unknown."""
     if section not in SECTIONS:
         raise _unknown("section", section, list(SECTIONS))
+    replacement = REPLACED_SETTINGS.get(f"{section}.{name}")
+    if replacement is not None:
+        raise ValueError(f"{section}.{name} is no longer a setting: use {replacement} instead (the same switch)")
     types_ = field_types(SECTIONS[section])
     if name not in types_:
         raise _unknown("setting", f"{section}.{name}", list(types_))

@@ -1,7 +1,9 @@
-"""PPO trainer: collect a rollout from BatchedEnv, compute GAE, update, log, checkpoint.
+"""PPO trainer, the runner: collect a rollout, compute GAE, update, log, checkpoint.
 
 Self-play: every car of every arena is an agent of the same policy (orange sees a mirrored field),
-so B = arenas x cars agents act in one batched forward pass. `Trainer.learn()` reads top to bottom.
+so B = arenas x cars agents act in one batched forward pass. `Trainer.learn()` reads top to bottom. Its
+rollouts come from the Collection it takes (ppo/collection.py): this process's arenas by default, Ray
+workers with distributed/learner.py's RayCollection.
 """
 
 from __future__ import annotations
@@ -26,12 +28,14 @@ from rocketrl.league.plan import ArenaPlan
 from rocketrl.policy.actor_critic import ActorCritic
 from rocketrl.policy.normalize import ObservationNormalizer
 from rocketrl.ppo.algorithm import PPO
+from rocketrl.ppo.collection import Collection, LocalCollection
 from rocketrl.ppo.collector import EpisodeSummary, RolloutCollector
 from rocketrl.ppo.run_setup import make_run_dir, uses_league, verify
 from rocketrl.ppo.storage import RolloutStorage
 from rocketrl.ppo.train_config import TrainConfig, config_to_dict
 from rocketrl.ppo.train_logger import UpdateReport
 from rocketrl.ppo.update import UpdateStats
+from rocketrl.sim.arena import step_seconds
 
 
 def resolve_device(name: str) -> torch.device:
@@ -56,10 +60,27 @@ class Counters:
 
 
 class Trainer:
-    """Owns the environment, the model, the optimizer and the run folder."""
+    """Owns the environment, the model, the optimizer and the run folder; takes its rollouts from a Collection."""
 
-    def __init__(self, cfg: TrainConfig, run_dir: Path | None = None, env: BatchedEnv | None = None) -> None:
-        """`env` replaces the BatchedEnv built from cfg.env (anything with BatchedEnv's interface)."""
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        run_dir: Path | None = None,
+        env: BatchedEnv | None = None,
+        collection: Collection | None = None,
+    ) -> None:
+        """`env` replaces the BatchedEnv built from cfg.env (anything with BatchedEnv's interface); `collection`
+        (default LocalCollection: this process's arenas) is where rollouts come from."""
+        self.collection = collection if collection is not None else LocalCollection()
+        try:
+            self._build(cfg, run_dir, env)
+        except BaseException:
+            self.collection.release()
+            raise
+        self.collection.attach(self)
+
+    def _build(self, cfg: TrainConfig, run_dir: Path | None, env: BatchedEnv | None) -> None:
+        """The league, arenas, algorithm, collector, checkpoints and notifier of a new run."""
         self.cfg = cfg
         self.device = resolve_device(cfg.run.device)
         self._default_threads = torch.get_num_threads()
@@ -72,7 +93,7 @@ class Trainer:
             if uses_league(cfg)
             else None
         )
-        env = env if env is not None else BatchedEnv(self._stage_env_config(), device=self.device)
+        env = env if env is not None else BatchedEnv(self._learner_env_config(), device=self.device)
         self.algorithm = PPO(
             cfg.ppo,
             cfg.model,
@@ -94,7 +115,7 @@ class Trainer:
         self.recent_returns: deque[float] = deque(maxlen=100)
         self.recent_lengths: deque[float] = deque(maxlen=100)
         self.recent_touch_rates: deque[float] = deque(maxlen=100)
-        self.step_seconds = cfg.env.tick_skip / 120.0
+        self.step_seconds = step_seconds(cfg.env.tick_skip)
         self._stop_signal: int | None = None
 
     def _stage_env_config(self) -> EnvConfig:
@@ -103,6 +124,10 @@ class Trainer:
             return self.cfg.env
         stage = self.league.curriculum.stage
         return dataclasses.replace(self.cfg.env, blue_size=stage.blue_size, orange_size=stage.orange_size)
+
+    def _learner_env_config(self) -> EnvConfig:
+        """The arenas this process steps at the current stage (the collection decides how many)."""
+        return self.collection.learner_env_config(self._stage_env_config())
 
     # ------------------------------------------------------------------ the arenas, through the collector
     @property
@@ -119,18 +144,26 @@ class Trainer:
 
     @property
     def num_agents(self) -> int:
-        return self.collector.num_agents
+        """Learner agents of one update: the collection's."""
+        return self.collection.num_agents
 
     def _enter_stage(self) -> None:
-        """Rebuild the arenas for the current curriculum stage's team sizes (same network)."""
+        """The current curriculum stage's team sizes for the arenas (same network), through the collection."""
+        self.collection.enter_stage()
+
+    def rebuild_env(self) -> None:
+        """Rebuild this process's arenas for the current curriculum stage's team sizes (same network)."""
         generator = self.env.generator.get_state()
         self.env.close()
-        env = BatchedEnv(self._stage_env_config(), device=self.device)
+        env = BatchedEnv(self._learner_env_config(), device=self.device)
         env.generator.set_state(generator)
         self.collector.set_env(env)
 
     def _set_threads(self, threads: int | None) -> None:
-        """torch's CPU thread count for the next phase (None: the count torch started with)."""
+        """torch's CPU thread count for the next phase (None: the collection's default, else the count torch
+        started with)."""
+        if threads is None:
+            threads = self.collection.default_threads
         wanted = threads if threads is not None else self._default_threads
         if torch.get_num_threads() != wanted:
             torch.set_num_threads(wanted)
@@ -171,7 +204,11 @@ class Trainer:
 
     # ---------------------------------------------------------------------------------- state
     def state_dict(self) -> dict:
-        """Everything needed to continue this run exactly (tensors and JSON-able values)."""
+        """Everything needed to continue this run exactly (tensors and JSON-able values), the collection's too."""
+        collection = self.collection.state_dict()
+        return {**self._runner_state(), **collection}
+
+    def _runner_state(self) -> dict:
         return {
             **self.algorithm.state_dict(),
             "counters": vars(self.counters).copy(),
@@ -184,6 +221,11 @@ class Trainer:
         }
 
     def load_state_dict(self, state: dict) -> None:
+        state = self.collection.prepare_load(state)
+        self._load_runner_state(state)
+        self.collection.after_load(state)
+
+    def _load_runner_state(self, state: dict) -> None:
         if self.league is not None and state.get("league") is not None:
             stage = self.league.curriculum.index if self.league.curriculum is not None else 0
             self.league.load_state_dict(state["league"])
@@ -258,7 +300,7 @@ class Trainer:
             self.league.add_snapshot(self.model, self.obs_norm, self.config_dict, self.counters.global_step)
         if self.league is not None and cfg.league.eval_interval:
             self.league.evaluation_env(cfg.env)  # its workers start now, not at the first evaluation
-        self._start_collection()
+        self.collection.start()
         next_checkpoint = (self.counters.global_step // cfg.run.checkpoint_interval + 1) * cfg.run.checkpoint_interval
         saved_at = -1
         every_seconds = None if cfg.run.checkpoint_minutes is None else 60.0 * cfg.run.checkpoint_minutes
@@ -272,13 +314,13 @@ class Trainer:
                     break
                 started = time.perf_counter()
                 timings = {"env": 0.0, "copy": 0.0, "inference": 0.0, "learn": 0.0}
-                steps = self._rollout(timings)
+                steps = self.collection.rollout(timings)
                 self._set_threads(self.cfg.speed.learn_threads)
                 t0 = time.perf_counter()
                 stats = self._update()
                 timings["learn"] = time.perf_counter() - t0
                 self.counters.updates += 1
-                self._after_update()
+                self.collection.after_update()
                 if self.league is not None:
                     t0 = time.perf_counter()
                     self._set_threads(self.cfg.speed.rollout_threads)  # evaluation games step and act
@@ -293,7 +335,7 @@ class Trainer:
                               f"({history['reason']})", flush=True)  # fmt: skip
                         self.notifier.send("stage", f"{history['from']} -> {history['to']} ({history['reason']})")
                         self._enter_stage()
-                        self._restart_collection()
+                        self.collection.restart()
                 sps = steps / (time.perf_counter() - started)
                 if logger is not None:
                     logger.log_update(self._report(stats, timings, sps))  # type: ignore[attr-defined]
@@ -304,7 +346,7 @@ class Trainer:
                     while next_checkpoint <= self.counters.global_step:
                         next_checkpoint += cfg.run.checkpoint_interval
                     # Episodes restart at checkpoints, so a resumed run continues exactly.
-                    self._restart_collection()
+                    self.collection.restart()
         except Exception as error:
             self.notifier.send("crash", f"step {self.counters.global_step:,}: {type(error).__name__}: {error}")
             raise
@@ -316,30 +358,10 @@ class Trainer:
         self.notifier.send(how, f"step {self.counters.global_step:,} after {self.counters.updates} updates")
         return self.counters
 
-    # ------------------------------------------------------------------ collection (the distributed runner
-    # overrides these four: its rollouts come from Ray workers)
-    def _start_collection(self) -> None:
-        """Before the first rollout of learn()."""
-        self._restart_collection()
-
-    def _restart_collection(self) -> None:
-        """Every episode starts afresh (start, checkpoint, new curriculum stage)."""
-        self._rollout_state = self._restart_episodes()
-
-    def _rollout(self, timings: dict[str, float]) -> int:
-        """Fill the storage with the next rollout (opponents picked, GAE done); returns its agent-steps."""
-        self.learner_env.assign_opponents()
-        self.env.reward_fn.set_progress(self.progress())
-        self._set_threads(self.cfg.speed.rollout_threads)
-        self._rollout_state = self._collect(*self._rollout_state, timings)
-        return self.cfg.ppo.rollout_steps * self.num_agents
-
+    # ------------------------------------------------------------------ this process's arenas (LocalCollection)
     def progress(self) -> float:
         """The fraction of the training budget (run.timesteps) done, in [0, 1]: what schedules follow."""
         return min(1.0, self.counters.global_step / max(1, self.cfg.run.timesteps))
-
-    def _after_update(self) -> None:
-        """After each update, before the league's turn (the distributed runner sends the new weights)."""
 
     def _restart_episodes(self) -> tuple[torch.Tensor, object, torch.Tensor]:
         """Reset every arena: learner observations [B, O], a zero recurrent state, all episodes starting."""
@@ -367,7 +389,7 @@ class Trainer:
         def mean(values: deque[float]) -> float:
             return float(np.mean(values)) if values else float("nan")
 
-        return UpdateReport(
+        report = UpdateReport(
             step=self.counters.global_step,
             updates=self.counters.updates,
             skipped_updates=self.counters.skipped_updates,
@@ -382,6 +404,8 @@ class Trainer:
             extra={f"reward_weights/{n}": w for n, w in self.env.reward_fn.scheduled_weights(self.progress()).items()},
             device=self.device,
         )
+        self.collection.amend_report(report)
+        return report
 
     def _update(self) -> UpdateStats:
         """The PPO update of the rollout in storage, at the scheduled learning rate and entropy weight."""
@@ -417,10 +441,21 @@ class Trainer:
         """Fail fast: one env step and one forward pass, spaces agree with the network (run_setup.verify)."""
         verify(self.env, self.model, self.device, self.league, self.plan)
 
+    def describe(self) -> str | None:
+        """The collection's line for the start-up summary, if it has one."""
+        return self.collection.describe()
+
     def close(self) -> None:
-        self.env.close()
-        if self.league is not None:
-            self.league.close()
+        """Stop the collection, close the arenas and the league, release the collection."""
+        try:
+            self.collection.stop()
+        finally:
+            try:
+                self.env.close()
+                if self.league is not None:
+                    self.league.close()
+            finally:
+                self.collection.release()
 
 
 __all__ = ["Counters", "Trainer", "UpdateStats", "resolve_device"]

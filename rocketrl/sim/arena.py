@@ -15,6 +15,12 @@ TICK_TIME = 1.0 / TICK_RATE
 DEFAULT_TICK_SKIP = 8
 """Physics ticks per environment step (15 steps per second of game time)."""
 
+
+def step_seconds(tick_skip: int) -> float:
+    """Game time of one environment step of `tick_skip` physics ticks, in seconds (tick_skip / 120)."""
+    return tick_skip / TICK_RATE
+
+
 BLUE_TEAM = 0
 ORANGE_TEAM = 1
 

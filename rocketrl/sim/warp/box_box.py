@@ -272,6 +272,59 @@ def edge_contact(
     return out
 
 
+@wp.func(inline=True)
+def incident_face(rb: wp.mat33, pa: wp.vec3, pb: wp.vec3, sb: wp.vec3, normal2: wp.vec3):
+    """The face of box B (rotation rb, centre pb, half extents sb) most against normal2: its centre relative to
+    pa and the indices a1, a2 of B's axes that span it."""
+    nr = wp.transpose(rb) @ normal2
+    anr = wp.vec3(wp.abs(nr[0]), wp.abs(nr[1]), wp.abs(nr[2]))
+    lanr = int(2)  # noqa: UP018 (a variable for Warp)
+    a1 = int(0)  # noqa: UP018 (a variable for Warp)
+    a2 = int(1)  # noqa: UP018 (a variable for Warp)
+    if anr[1] > anr[0]:
+        if anr[1] > anr[2]:
+            lanr = 1
+            a1 = 0
+            a2 = 2
+    elif anr[0] > anr[2]:
+        lanr = 0
+        a1 = 1
+        a2 = 2
+    incident = wp.vec3(rb[0, lanr], rb[1, lanr], rb[2, lanr])
+    center = pb - pa - incident * sb[lanr]
+    if nr[lanr] < 0.0:
+        center = pb - pa + incident * sb[lanr]
+    return center, a1, a2
+
+
+@wp.func(inline=True)
+def deepest_four(
+    out: PairContacts, points: Points8, deps: Values8, kept: Poly, cnum: int, pa: wp.vec3, normal: wp.vec3,
+    code: int,
+) -> PairContacts:  # fmt: skip
+    """`out` with the clipped points (relative to pa) and their depths, the deepest and three spread out around
+    it when more than four (cull_points); a point of B's face moves onto A's when B is the reference (code > 3).
+    Bullet units in, world uu out."""
+    pick = wp.vec4i(0, 1, 2, 3)
+    count = cnum
+    if cnum > 4:
+        deepest = int(0)  # noqa: UP018 (a variable for Warp)
+        for k in range(1, cnum):
+            if deps[k] > deps[deepest]:
+                deepest = k
+        pick = cull_points(cnum, kept, deepest)
+        count = 4
+    for k in range(count):
+        m = pick[k]
+        world = points[m] + pa
+        if code > 3:
+            world = world - normal * deps[m]
+        out.on_second[k] = world * BT_UNIT
+        out.depth[k] = deps[m] * BT_UNIT
+    out.count = count
+    return out
+
+
 @wp.func
 def face_contacts(
     out: PairContacts,
@@ -302,24 +355,7 @@ def face_contacts(
         sb = a
         normal2 = -normal
         code_n = code - 4
-    nr = wp.transpose(rb) @ normal2
-    anr = wp.vec3(wp.abs(nr[0]), wp.abs(nr[1]), wp.abs(nr[2]))
-    lanr = int(2)  # noqa: UP018 (a variable for Warp)
-    a1 = int(0)  # noqa: UP018 (a variable for Warp)
-    a2 = int(1)  # noqa: UP018 (a variable for Warp)
-    if anr[1] > anr[0]:
-        if anr[1] > anr[2]:
-            lanr = 1
-            a1 = 0
-            a2 = 2
-    elif anr[0] > anr[2]:
-        lanr = 0
-        a1 = 1
-        a2 = 2
-    incident = wp.vec3(rb[0, lanr], rb[1, lanr], rb[2, lanr])
-    center = pb - pa - incident * sb[lanr]
-    if nr[lanr] < 0.0:
-        center = pb - pa + incident * sb[lanr]
+    center, a1, a2 = incident_face(rb, pa, pb, sb, normal2)
     code1 = int(0)  # noqa: UP018 (a variable for Warp)
     code2 = int(1)  # noqa: UP018 (a variable for Warp)
     if code_n == 0:
@@ -375,21 +411,4 @@ def face_contacts(
             cnum += 1
     if cnum < 1:
         return out
-    pick = wp.vec4i(0, 1, 2, 3)
-    count = cnum
-    if cnum > 4:
-        deepest = int(0)  # noqa: UP018 (a variable for Warp)
-        for k in range(1, cnum):
-            if deps[k] > deps[deepest]:
-                deepest = k
-        pick = cull_points(cnum, kept, deepest)
-        count = 4
-    for k in range(count):
-        m = pick[k]
-        world = points[m] + pa
-        if code > 3:
-            world = world - normal * deps[m]
-        out.on_second[k] = world * BT_UNIT
-        out.depth[k] = deps[m] * BT_UNIT
-    out.count = count
-    return out
+    return deepest_four(out, points, deps, kept, cnum, pa, normal, code)

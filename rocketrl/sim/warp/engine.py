@@ -109,6 +109,55 @@ CHUNKS_PER_WORKER = 8
 a launch's cost (about 20 us) stays under 1% of a step."""
 
 
+def state_tensors(a: int, blue_size: int, orange_size: int, dev: torch.device) -> dict[str, torch.Tensor]:
+    """Zeroed state of `a` arenas (cars at rest with identity rotations, every pad active) as torch tensors on
+    `dev`: float32 (uu, uu/s, rad/s, s) and int32 (flags, counts, indices), shapes as layout.py's SimState."""
+    n = blue_size + orange_size
+    f32 = dict(dtype=torch.float32, device=dev)
+    i32 = dict(dtype=torch.int32, device=dev)
+    tensors = {
+        "ball_pos": torch.zeros(a, 3, **f32),
+        "ball_vel": torch.zeros(a, 3, **f32),
+        "ball_ang": torch.zeros(a, 3, **f32),
+        "ball_cache": torch.zeros(a, 3, **f32),
+        "car_pos": torch.zeros(a, n, 3, **f32),
+        "car_vel": torch.zeros(a, n, 3, **f32),
+        "car_ang": torch.zeros(a, n, 3, **f32),
+        "car_rot": torch.zeros(a, n, 4, **f32),
+        "car_fwd": torch.zeros(a, n, 3, **f32),
+        "car_up": torch.zeros(a, n, 3, **f32),
+        "car_cache": torch.zeros(a, n, 3, **f32),
+        "car_f": torch.zeros(a, n, NUM_CAR_F, **f32),
+        "car_i": torch.zeros(a, n, NUM_CAR_I, **i32),
+        "car_team": torch.tensor([BLUE_TEAM] * blue_size + [ORANGE_TEAM] * orange_size, **i32)
+        .expand(a, n)
+        .contiguous(),
+        "controls": torch.zeros(a, n, 8, **f32),
+        "pad_timer": torch.zeros(a, NUM_BOOST_PADS, **f32),
+        "pad_active": torch.ones(a, NUM_BOOST_PADS, **i32),
+        "pads": torch.tensor([[x, y, z, float(big)] for x, y, z, big in BOOST_PADS], **f32),
+        "scores": torch.zeros(a, 2, **i32),
+        "tick": torch.zeros(a, **i32),
+        "goal_latch": torch.zeros(a, **i32),
+        "ev_goal": torch.full((a,), -1, **i32),
+        "ev_last_touch": torch.full((a,), -1, **i32),
+        "ev_car": torch.zeros(a, n, NUM_CAR_EVENTS, **i32),
+        "ball_manifold_object": torch.full((a, BALL_MANIFOLDS), -1, **i32),
+        "ball_manifold_count": torch.zeros(a, BALL_MANIFOLDS, **i32),
+        "ball_contacts": torch.zeros(a, BALL_MANIFOLDS * MANIFOLD_POINTS, CONTACT_FLOATS, **f32),
+        "car_plane_count": torch.zeros(a, n, 4, **i32),
+        "car_plane_points": torch.zeros(a, n, 4, PLANE_POINT_FLOATS, **f32),
+        "car_mesh_part": torch.full((a, n, CAR_MESH_MANIFOLDS), -1, **i32),
+        "car_mesh_count": torch.zeros(a, n, CAR_MESH_MANIFOLDS, **i32),
+        "car_mesh_points": torch.zeros(a, n, CAR_MESH_MANIFOLDS * MANIFOLD_POINTS, MESH_POINT_FLOATS, **f32),
+        "car_near_faces": torch.zeros(a, n, MAX_NEAR_FACES, **i32),
+        "car_near_count": torch.full((a, n), -1, **i32),
+        "car_near_region": torch.zeros(a, n, 6, **f32),
+    }
+    tensors["car_rot"][..., 3] = 1.0
+    return tensors
+
+
 class WarpEngine(Engine):
     """N soccar arenas of blue_size vs orange_size cars, simulated by Warp kernels on `device`.
 
@@ -167,78 +216,11 @@ class WarpEngine(Engine):
         self._ranges = [(lo, hi - lo) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
         """(first arena, arena count) of each launch of a step, taken by the workers in turn."""
         self._pool = ThreadPoolExecutor(self.num_workers - 1) if self.num_workers > 1 else None
-        a, n, dev = num_arenas, self.num_cars, self.device
-        f32 = dict(dtype=torch.float32, device=dev)
-        i32 = dict(dtype=torch.int32, device=dev)
-        self.t = {
-            "ball_pos": torch.zeros(a, 3, **f32),
-            "ball_vel": torch.zeros(a, 3, **f32),
-            "ball_ang": torch.zeros(a, 3, **f32),
-            "ball_cache": torch.zeros(a, 3, **f32),
-            "car_pos": torch.zeros(a, n, 3, **f32),
-            "car_vel": torch.zeros(a, n, 3, **f32),
-            "car_ang": torch.zeros(a, n, 3, **f32),
-            "car_rot": torch.zeros(a, n, 4, **f32),
-            "car_fwd": torch.zeros(a, n, 3, **f32),
-            "car_up": torch.zeros(a, n, 3, **f32),
-            "car_cache": torch.zeros(a, n, 3, **f32),
-            "car_f": torch.zeros(a, n, NUM_CAR_F, **f32),
-            "car_i": torch.zeros(a, n, NUM_CAR_I, **i32),
-            "car_team": torch.tensor([BLUE_TEAM] * blue_size + [ORANGE_TEAM] * orange_size, **i32)
-            .expand(a, n)
-            .contiguous(),
-            "controls": torch.zeros(a, n, 8, **f32),
-            "pad_timer": torch.zeros(a, NUM_BOOST_PADS, **f32),
-            "pad_active": torch.ones(a, NUM_BOOST_PADS, **i32),
-            "pads": torch.tensor([[x, y, z, float(big)] for x, y, z, big in BOOST_PADS], **f32),
-            "scores": torch.zeros(a, 2, **i32),
-            "tick": torch.zeros(a, **i32),
-            "goal_latch": torch.zeros(a, **i32),
-            "ev_goal": torch.full((a,), -1, **i32),
-            "ev_last_touch": torch.full((a,), -1, **i32),
-            "ev_car": torch.zeros(a, n, NUM_CAR_EVENTS, **i32),
-            "ball_manifold_object": torch.full((a, BALL_MANIFOLDS), -1, **i32),
-            "ball_manifold_count": torch.zeros(a, BALL_MANIFOLDS, **i32),
-            "ball_contacts": torch.zeros(a, BALL_MANIFOLDS * MANIFOLD_POINTS, CONTACT_FLOATS, **f32),
-            "car_plane_count": torch.zeros(a, n, 4, **i32),
-            "car_plane_points": torch.zeros(a, n, 4, PLANE_POINT_FLOATS, **f32),
-            "car_mesh_part": torch.full((a, n, CAR_MESH_MANIFOLDS), -1, **i32),
-            "car_mesh_count": torch.zeros(a, n, CAR_MESH_MANIFOLDS, **i32),
-            "car_mesh_points": torch.zeros(a, n, CAR_MESH_MANIFOLDS * MANIFOLD_POINTS, MESH_POINT_FLOATS, **f32),
-            "car_near_faces": torch.zeros(a, n, MAX_NEAR_FACES, **i32),
-            "car_near_count": torch.full((a, n), -1, **i32),
-            "car_near_region": torch.zeros(a, n, 6, **f32),
-        }
-        self.t["car_rot"][..., 3] = 1.0
-        vec_dtypes = {"car_rot": wp.quat, "pads": wp.vec4}
-        self._sim = SimState()
-        for name, tensor in self.t.items():
-            dtype = vec_dtypes.get(name, wp.vec3 if tensor.shape[-1] == 3 and tensor.dtype == torch.float32 else None)
-            if name in (
-                "car_f", "car_i", "controls", "ev_car", "scores", "car_team", "pad_timer", "pad_active",
-                "car_plane_count", "car_plane_points", "car_mesh_part", "car_mesh_count", "car_mesh_points",
-                "car_near_faces", "car_near_count", "car_near_region",
-            ):  # fmt: skip
-                dtype = None
-            if name in ("tick", "goal_latch", "ev_goal", "ev_last_touch"):
-                dtype = None
-            setattr(self._sim, name, wp.from_torch(tensor, dtype=dtype) if dtype else wp.from_torch(tensor))
+        a, dev = num_arenas, self.device
+        self.t = state_tensors(a, blue_size, orange_size, dev)
+        """The engine's state as torch tensors; the SimState's Warp arrays share their memory."""
         self._wp_device = wp.device_from_torch(dev)
-        arena = soccar_mesh(self._wp_device, reach=float(BALL_ARENA_RADIUS) + 1.0)
-        self._mesh = arena.mesh  # keeps the BVH alive as long as the engine
-        self._sim.arena_mesh = arena.mesh.id
-        self._sim.arena_face_part = arena.face_part
-        self._sim.arena_face_order = arena.face_order
-        self._sim.arena_edge_angle = arena.edge_angle
-        self._sim.arena_edge_flags = arena.edge_flags
-        self._sim.arena_face_lower = arena.face_lower
-        self._sim.arena_face_upper = arena.face_upper
-        self._sim.arena_reach_grid = arena.reach_grid
-        self._sim.arena_grid_origin = arena.grid_origin
-        self._sim.plane_only_cars = int(plane_only_cars)
-        grid, origin = pad_grid(BOOST_PADS, float(PAD_RADIUS_BIG), float(PAD_RADIUS_SMALL))
-        self._sim.pad_grid = wp.array(grid, dtype=wp.int32, device=self._wp_device)
-        self._sim.pad_grid_origin = wp.vec3(float(origin[0]), float(origin[1]), 0.0)
+        self._sim, self._mesh = self._bind_state(plane_only_cars)
         self._team = self.t["car_team"].long()
         from rocketrl.sim.warp import kernels, phase_kernels
 
@@ -256,6 +238,38 @@ class WarpEngine(Engine):
         module = (phase_kernels.begin_step_kernel if split_step else kernels.step_kernel).module
         wp.load_module(module, device=self._wp_device, **self._launch_options)
         self.reset_kickoff_native(torch.ones(a, dtype=torch.bool), seed)
+
+    def _bind_state(self, plane_only_cars: bool) -> tuple[SimState, object]:
+        """The kernels' SimState: Warp views of self.t, the arena's collision mesh and the boost pads' grid; and
+        the mesh, which the engine keeps so that its BVH lives as long as the engine."""
+        vec_dtypes = {"car_rot": wp.quat, "pads": wp.vec4}
+        sim = SimState()
+        for name, tensor in self.t.items():
+            dtype = vec_dtypes.get(name, wp.vec3 if tensor.shape[-1] == 3 and tensor.dtype == torch.float32 else None)
+            if name in (
+                "car_f", "car_i", "controls", "ev_car", "scores", "car_team", "pad_timer", "pad_active",
+                "car_plane_count", "car_plane_points", "car_mesh_part", "car_mesh_count", "car_mesh_points",
+                "car_near_faces", "car_near_count", "car_near_region",
+            ):  # fmt: skip
+                dtype = None
+            if name in ("tick", "goal_latch", "ev_goal", "ev_last_touch"):
+                dtype = None
+            setattr(sim, name, wp.from_torch(tensor, dtype=dtype) if dtype else wp.from_torch(tensor))
+        arena = soccar_mesh(self._wp_device, reach=float(BALL_ARENA_RADIUS) + 1.0)
+        sim.arena_mesh = arena.mesh.id
+        sim.arena_face_part = arena.face_part
+        sim.arena_face_order = arena.face_order
+        sim.arena_edge_angle = arena.edge_angle
+        sim.arena_edge_flags = arena.edge_flags
+        sim.arena_face_lower = arena.face_lower
+        sim.arena_face_upper = arena.face_upper
+        sim.arena_reach_grid = arena.reach_grid
+        sim.arena_grid_origin = arena.grid_origin
+        sim.plane_only_cars = int(plane_only_cars)
+        grid, origin = pad_grid(BOOST_PADS, float(PAD_RADIUS_BIG), float(PAD_RADIUS_SMALL))
+        sim.pad_grid = wp.array(grid, dtype=wp.int32, device=self._wp_device)
+        sim.pad_grid_origin = wp.vec3(float(origin[0]), float(origin[1]), 0.0)
+        return sim, arena.mesh
 
     # ----------------------------------------------------------------------------------- stepping
     def _start_step(self, controls: torch.Tensor) -> None:

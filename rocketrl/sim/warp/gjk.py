@@ -215,6 +215,93 @@ class GjkResult:
     13 full simplex; 0: out of steps)."""
 
 
+@wp.func(inline=True)
+def closest_of_simplex(n: int, w: Rows4, p: Rows4, q: Rows4, cached_p: wp.vec3, cached_q: wp.vec3, cached_v: wp.vec3):
+    """The simplex's closest point to the origin (btVoronoiSimplexSolver::updateClosestVectorAndPoints) after
+    its n-th vertex came in: ok (0: an invalid simplex), the reduced simplex (n, w, p, q) and the closest points
+    cached_p on the box, cached_q on the triangle and cached_v = cached_p - cached_q (Bullet units; a simplex
+    holding the origin leaves cached_p and cached_q and zeroes cached_v)."""
+    ok = int(1)  # noqa: UP018 (a variable for Warp)
+    if n == 1:
+        cached_p = row(p, 0)
+        cached_q = row(q, 0)
+        cached_v = cached_p - cached_q
+    elif n == 2:
+        start = row(w, 0)
+        along = row(w, 1) - start
+        t = wp.dot(along, -start)
+        used = int(0)  # noqa: UP018 (a variable for Warp)
+        if t > 0.0:
+            vv = wp.dot(along, along)
+            if t < vv:
+                t = t / vv
+                used = 3
+            else:
+                t = 1.0
+                used = 2
+        else:
+            t = 0.0
+            used = 1
+        cached_p = row(p, 0) + t * (row(p, 1) - row(p, 0))
+        cached_q = row(q, 0) + t * (row(q, 1) - row(q, 0))
+        cached_v = cached_p - cached_q
+        n, w, p, q = reduce_simplex(n, used, w, p, q)
+    else:
+        separated = int(1)  # noqa: UP018 (a variable for Warp)
+        degenerate_tetra = int(0)  # noqa: UP018 (a variable for Warp)
+        bary = wp.vec4(0.0)
+        used = int(0)  # noqa: UP018 (a variable for Warp)
+        if n == 3:
+            bary, used = triangle_to_origin(row(w, 0), row(w, 1), row(w, 2))
+        else:
+            separated, degenerate_tetra, bary, used = tetrahedron_to_origin(row(w, 0), row(w, 1), row(w, 2), row(w, 3))
+        if separated != 0:
+            cached_p = weighted(p, bary)
+            cached_q = weighted(q, bary)
+            cached_v = cached_p - cached_q
+            n, w, p, q = reduce_simplex(n, used, w, p, q)
+            ok = bary_valid(bary)
+        elif degenerate_tetra != 0:
+            ok = 0
+        else:
+            cached_v = wp.vec3(0.0)
+    return ok, n, w, p, q, cached_p, cached_q, cached_v
+
+
+@wp.func(inline=True)
+def gjk_answer(
+    check: int, degenerate: int, axis: wp.vec3, margin: float, max_sq: float, t0: wp.vec3, t1: wp.vec3,
+    t2: wp.vec3, origin_a: wp.vec3, offset: wp.vec3, cached_q: wp.vec3,
+) -> GjkResult:  # fmt: skip
+    """GJK's result once its loop stopped (`degenerate` the exit code; `check` 1 when the stop asks for the
+    separating axis): the normal, closest point and distance when `axis` separates the shapes within
+    sqrt(max_sq), else not valid. Points about the midpoint `offset` (Bullet units)."""
+    result = GjkResult()
+    result.valid = 0
+    result.exit = degenerate
+    if check == 0:
+        return result
+    length_sq = wp.length_sq(axis)
+    if length_sq <= SIMD_EPSILON * SIMD_EPSILON:
+        return result
+    inv_length = 1.0 / wp.sqrt(length_sq)
+    distance = 1.0 / inv_length - margin
+    if degenerate != 0 and distance + margin < 0.01:
+        return result  # Bullet asks EPA here too and keeps the deeper of the two answers
+    normal = axis * inv_length
+    if not (distance < 0.0 or distance * distance < max_sq):
+        return result
+    # Bullet's fix for sticky contacts: the normal points from the triangle's box centre to the box's.
+    tri_centre = (wp.min(t0, wp.min(t1, t2)) + wp.max(t0, wp.max(t1, t2))) * 0.5
+    if wp.dot(origin_a - tri_centre, normal) < 0.0:
+        normal = -normal
+    result.valid = 1
+    result.normal = normal
+    result.on_triangle = cached_q + offset
+    result.distance = distance
+    return result
+
+
 @wp.func
 def gjk_box_triangle(
     centre: wp.vec3, basis: wp.mat33, core: wp.vec3, margin: float,
@@ -223,8 +310,6 @@ def gjk_box_triangle(
     """Closest points of a box (centre, basis columns its axes, core half extents, margin) and the triangle
     v0 v1 v2, all world Bullet units, as btGjkPairDetector finds them (module docstring); `max_distance` is
     Bullet's margins plus the contact breaking threshold."""
-    result = GjkResult()
-    result.valid = 0
     offset = centre * 0.5  # Bullet works about the midpoint of the origins (the mesh's is 0)
     origin_a = centre - offset
     t0 = v0 - offset
@@ -273,53 +358,7 @@ def gjk_box_triangle(
         p = with_row(p, n, p_world)
         q = with_row(q, n, q_world)
         n = n + 1
-        # The simplex's closest point to the origin (btVoronoiSimplexSolver::updateClosestVectorAndPoints).
-        ok = int(1)  # noqa: UP018 (a variable for Warp)
-        if n == 1:
-            cached_p = row(p, 0)
-            cached_q = row(q, 0)
-            cached_v = cached_p - cached_q
-        elif n == 2:
-            start = row(w, 0)
-            along = row(w, 1) - start
-            t = wp.dot(along, -start)
-            used = int(0)  # noqa: UP018 (a variable for Warp)
-            if t > 0.0:
-                vv = wp.dot(along, along)
-                if t < vv:
-                    t = t / vv
-                    used = 3
-                else:
-                    t = 1.0
-                    used = 2
-            else:
-                t = 0.0
-                used = 1
-            cached_p = row(p, 0) + t * (row(p, 1) - row(p, 0))
-            cached_q = row(q, 0) + t * (row(q, 1) - row(q, 0))
-            cached_v = cached_p - cached_q
-            n, w, p, q = reduce_simplex(n, used, w, p, q)
-        else:
-            separated = int(1)  # noqa: UP018 (a variable for Warp)
-            degenerate_tetra = int(0)  # noqa: UP018 (a variable for Warp)
-            bary = wp.vec4(0.0)
-            used = int(0)  # noqa: UP018 (a variable for Warp)
-            if n == 3:
-                bary, used = triangle_to_origin(row(w, 0), row(w, 1), row(w, 2))
-            else:
-                separated, degenerate_tetra, bary, used = tetrahedron_to_origin(
-                    row(w, 0), row(w, 1), row(w, 2), row(w, 3)
-                )
-            if separated != 0:
-                cached_p = weighted(p, bary)
-                cached_q = weighted(q, bary)
-                cached_v = cached_p - cached_q
-                n, w, p, q = reduce_simplex(n, used, w, p, q)
-                ok = bary_valid(bary)
-            elif degenerate_tetra != 0:
-                ok = 0
-            else:
-                cached_v = wp.vec3(0.0)
+        ok, n, w, p, q, cached_p, cached_q, cached_v = closest_of_simplex(n, w, p, q, cached_p, cached_q, cached_v)
         if ok == 0:
             check = 1
             degenerate = 3
@@ -339,25 +378,4 @@ def gjk_box_triangle(
         if n == 4:
             degenerate = 13
             break
-    result.exit = degenerate
-    if check == 0:
-        return result
-    length_sq = wp.length_sq(axis)
-    if length_sq <= SIMD_EPSILON * SIMD_EPSILON:
-        return result
-    inv_length = 1.0 / wp.sqrt(length_sq)
-    distance = 1.0 / inv_length - margin
-    if degenerate != 0 and distance + margin < 0.01:
-        return result  # Bullet asks EPA here too and keeps the deeper of the two answers
-    normal = axis * inv_length
-    if not (distance < 0.0 or distance * distance < max_sq):
-        return result
-    # Bullet's fix for sticky contacts: the normal points from the triangle's box centre to the box's.
-    tri_centre = (wp.min(t0, wp.min(t1, t2)) + wp.max(t0, wp.max(t1, t2))) * 0.5
-    if wp.dot(origin_a - tri_centre, normal) < 0.0:
-        normal = -normal
-    result.valid = 1
-    result.normal = normal
-    result.on_triangle = cached_q + offset
-    result.distance = distance
-    return result
+    return gjk_answer(check, degenerate, axis, margin, max_sq, t0, t1, t2, origin_a, offset, cached_q)

@@ -1,0 +1,76 @@
+"""The library's entry point for a training run: `train(cfg)` builds the Trainer with the collection the config
+asks for (this process's arenas, or Ray workers with run.distributed='ray'), resumes or initialises it, prints
+the start-up summary, trains with a TrainLogger and returns where the run went:
+
+    from rocketrl.config import load_config
+    from rocketrl.training import train
+
+    result = train(load_config("configs/presets/vs_rule.yaml", ["--run.timesteps", "1_000_000"]))
+    print(result.run_dir, result.steps, result.stopped)
+
+`rocketrl train` is a thin command over it (cli.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+from rocketrl.config import TrainConfig, config_to_dict
+from rocketrl.ppo.summary import summarize
+from rocketrl.ppo.train_logger import TrainLogger
+from rocketrl.ppo.trainer import Trainer
+
+
+class RunResult(NamedTuple):
+    """What a training run left behind."""
+
+    run_dir: Path
+    """The run's folder: config, checkpoints, logs."""
+    steps: int
+    """Agent-steps trained."""
+    stopped: bool
+    """True when a signal (Ctrl-C, SIGTERM) stopped the run before run.timesteps; a checkpoint was saved."""
+
+
+def make_trainer(cfg: TrainConfig) -> Trainer:
+    """The Trainer of `cfg`: rollouts from this process's arenas, or from Ray workers (run.distributed='ray')."""
+    if cfg.run.distributed == "ray":
+        from rocketrl.distributed.learner import ray_trainer  # Ray is optional: imported only when asked for
+
+        return ray_trainer(cfg)
+    return Trainer(cfg)
+
+
+def train(cfg: TrainConfig) -> RunResult:
+    """Train one run to its end (run.timesteps or run.max_minutes) or a stop signal."""
+    trainer = make_trainer(cfg)
+    try:
+        if cfg.run.resume:
+            path = trainer.resume(cfg.run.resume)
+            print(f"resumed from {path} at step {trainer.counters.global_step:,}")
+        elif cfg.run.init_from:
+            print(f"network and observation normalizer start from {trainer.init_from(cfg.run.init_from)}")
+        print(summarize(trainer))
+        described = trainer.describe()
+        if described is not None:
+            print(described)
+        trainer.verify()
+        logger = TrainLogger(
+            trainer.run_dir,
+            cfg.run.timesteps,
+            ascii_only=cfg.run.ascii,
+            wandb_config=config_to_dict(cfg) if cfg.run.wandb else None,
+        )
+        try:
+            counters = trainer.learn(logger)
+        finally:
+            logger.close()
+        how = "stopped by signal" if trainer.stopped_by_signal is not None else "finished"
+        print(
+            f"{how} at step {counters.global_step:,} after {counters.updates} updates; "
+            f"checkpoint: {trainer.checkpoints.latest()}; logs: {trainer.run_dir}"
+        )
+        return RunResult(trainer.run_dir, counters.global_step, trainer.stopped_by_signal is not None)
+    finally:
+        trainer.close()
