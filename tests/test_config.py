@@ -41,7 +41,7 @@ def test_defaults_are_valid_and_match_the_brief() -> None:
     assert cfg.ppo.rollout_steps == 64 and cfg.ppo.epochs == 4 and cfg.ppo.minibatches == 4
     assert cfg.ppo.value_clip_coef is None and cfg.ppo.target_kl == 0.05 and cfg.ppo.lr_schedule == "linear"
     assert cfg.ppo.resolved_lr_end == pytest.approx(1e-4)
-    assert cfg.model.actor_hidden == [1024, 512, 256] and cfg.model.activation == "elu" and not cfg.model.lstm
+    assert cfg.model.actor_hidden == [256, 256] and cfg.model.activation == "elu" and not cfg.model.lstm
     assert cfg.speed.amp == "off" and not cfg.speed.compile
     assert cfg.run.timesteps == 1_000_000
     assert cfg.agents == cfg.env.num_arenas * 2
@@ -129,14 +129,7 @@ def test_type_errors_name_field_type_and_value(
     assert shown in message
 
 
-MODEL_SIZED_FOR_A_GPU = pytest.mark.xfail(
-    strict=True, reason="ModelConfig's hidden sizes default to [1024, 512, 256]; base.yaml sizes them for a CPU"
-)
-
-
-@pytest.mark.parametrize(
-    "section", [pytest.param(s, marks=MODEL_SIZED_FOR_A_GPU) if s == "model" else s for s in SECTIONS]
-)
+@pytest.mark.parametrize("section", SECTIONS)
 def test_dataclass_defaults_are_what_base_yaml_says(section: str) -> None:
     """A config built in Python is the one the CLI trains on: every field of base.yaml's section (the fields it
     names and those it leaves out) equals the dataclass default."""
@@ -338,7 +331,7 @@ def test_config_to_dict_is_plain() -> None:
     for name, cls in SECTIONS.items():
         assert list(data[name]) == [f.name for f in dataclasses.fields(cls)]
     data["model"]["actor_hidden"].append(1)  # a copy, not the config's own list
-    assert TrainConfig().model.actor_hidden == [1024, 512, 256]
+    assert TrainConfig().model.actor_hidden == [256, 256]
 
 
 # ------------------------------------------------------------------------------------- validation

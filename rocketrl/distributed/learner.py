@@ -188,9 +188,12 @@ class RayCollection(Collection):
         steps = 0
         for b in bundles:
             assert b is not None
-            for rms, key in ((trainer.obs_norm.rms, "obs_moments"), (algorithm.return_scaler.rms, "return_moments")):
+            for merge, key in (
+                (trainer.obs_norm.merge, "obs_moments"),
+                (algorithm.return_scaler.rms.merge, "return_moments"),
+            ):
                 n, mean, var = b[key]
-                rms.merge(n, torch.from_numpy(mean), torch.from_numpy(var))
+                merge(n, torch.from_numpy(mean), torch.from_numpy(var))  # the observations' raw columns stay raw
             self._record_bundle(b)
             steps += b["steps"]
         trainer.counters.global_step += steps

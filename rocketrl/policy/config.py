@@ -19,9 +19,10 @@ class ModelConfig:
     kind: ModelKind = "mlp"
     """mlp: actor and critic MLPs over the whole observation; attention: entity attention networks over the ball,
     this car and the other cars as sets (rocketrl.policy.attention), with MLP heads of actor_hidden / critic_hidden."""
-    actor_hidden: list[int] = field(default_factory=lambda: [1024, 512, 256])
-    """Hidden layer widths of the policy network, input side first."""
-    critic_hidden: list[int] = field(default_factory=lambda: [1024, 512, 256])
+    actor_hidden: list[int] = field(default_factory=lambda: [256, 256])
+    """Hidden layer widths of the policy network, input side first. Small, so that the update keeps pace with the
+    simulation on a CPU; on a GPU wider networks (e.g. [1024, 512, 256]) cost little."""
+    critic_hidden: list[int] = field(default_factory=lambda: [256, 256])
     """Hidden layer widths of the value network, input side first."""
     activation: Activation = "elu"
     """Activation between hidden layers: elu, relu or tanh."""
