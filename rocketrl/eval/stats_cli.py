@@ -88,9 +88,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
             name = key[0] if len(groups) == 1 else f"{group.name}: {key[0]}"
             if name in table and "possession_share" not in table[name]:
                 table[name]["possession_share"] = teams[label]["possession_share"]
+        team_report[title] = team_stats_as_json(together)
     if not table:
         raise SystemExit(f"--only {args.only}: no such policy in these replays")
-        team_report[str(group)] = team_stats_as_json(together)
     print(format_stats(table))
     print()
     print("team play")
