@@ -144,22 +144,29 @@ def _last_touches(replay: Replay, teams: torch.Tensor) -> list[tuple[int, int]]:
     return out
 
 
-def _kickoffs(replay: Replay, teams: torch.Tensor) -> list[tuple[int, int]]:
+def segments(ends: torch.Tensor) -> list[tuple[int, int]]:
+    """(first, last) frame of each game segment: a segment runs from a kickoff to the frame that ends it.
+    ends (T,) bool: the frames that end a segment (goal frames and the recording's last)."""
+    out, start = [], 0
+    for t in torch.nonzero(ends).flatten().tolist():
+        out.append((start, t))
+        start = t + 1
+    return out
+
+
+def _kickoffs(replay: Replay, teams: torch.Tensor, ends: torch.Tensor) -> list[tuple[int, int]]:
     """Per game segment (each starts with a kickoff), (team of the first touch or -1, team scoring within
-    KICKOFF_GOAL_SECONDS of the kickoff or -1). A segment is frames up to and including a goal frame."""
+    KICKOFF_GOAL_SECONDS of the kickoff or -1). A last segment of one frame and no goal played no kickoff."""
     out: list[tuple[int, int]] = []
-    first, start = -1, 0
     kickoff_steps = KICKOFF_GOAL_SECONDS / replay.step_seconds
-    for t in range(replay.num_steps):
-        if first < 0 and t > start:  # a touch recorded in a frame is made in the step into it
-            touched = torch.nonzero(replay.car_touch[t]).flatten()
-            if touched.numel():
-                first = int(teams[touched[0]])
-        goal = int(replay.goal[t])
-        if goal >= 0 or t == replay.num_steps - 1:
-            if t > start or goal >= 0:
-                out.append((first, goal if goal >= 0 and t - start <= kickoff_steps else -1))
-            first, start = -1, t + 1
+    for first, last in segments(ends):
+        goal = int(replay.goal[last])
+        if last == first and goal < 0:
+            continue
+        # A touch recorded in a frame is made in the step into it: the kickoff frame's own flag is not play.
+        touched = torch.nonzero(replay.car_touch[first + 1 : last + 1])  # (K, 2) rows (frame, car), earliest first
+        first_team = int(teams[touched[0, 1]]) if touched.numel() else -1
+        out.append((first_team, goal if goal >= 0 and last - first <= kickoff_steps else -1))
     return out
 
 
@@ -243,7 +250,7 @@ def replay_stats(replay: Replay) -> dict[str, PolicyStats]:
     goal_side = (car_pos[..., 1] - ball_pos[:, 1:2]) * attack_sign.view(1, -1) < 0
     attacking_half = (ball_pos[:, 1:2] * attack_sign.view(1, -1)) > 0
     last_touch = _last_touches(replay, teams)
-    kickoffs = _kickoffs(replay, teams)
+    kickoffs = _kickoffs(replay, teams, ends)
     # Saves: a touch in the step from t-1 to t takes the ball off target at the toucher's own goal.
     saves = touch & ~own_goal_on_target
     saves[1:] &= own_goal_on_target[:-1]

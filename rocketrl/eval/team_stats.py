@@ -36,6 +36,8 @@ from dataclasses import asdict, dataclass, field, fields
 
 import torch
 
+from rocketrl.eval.game_stats import figures_for_json
+from rocketrl.eval.game_stats import segments as game_segments
 from rocketrl.league.replay import Replay
 from rocketrl.sim.arena import BLUE_TEAM
 
@@ -105,15 +107,6 @@ class TeamStats:
         return out
 
 
-def _segments(ends: torch.Tensor) -> list[tuple[int, int]]:
-    """(first, last) frame of each game segment: a segment runs from a kickoff to the frame that ends it."""
-    out, start = [], 0
-    for t in torch.nonzero(ends).flatten().tolist():
-        out.append((start, t))
-        start = t + 1
-    return out
-
-
 def _last_touch_team(replay: Replay, teams: torch.Tensor, ends: torch.Tensor) -> torch.Tensor:
     """(T,) team of the last touch so far in the frame's segment (-1: nobody yet)."""
     out = torch.full((replay.num_steps,), -1, dtype=torch.long)
@@ -150,7 +143,7 @@ def replay_team_stats(replay: Replay) -> dict[tuple[str, str], TeamStats]:
     # Step t-1 -> t is play unless frame t-1 ended a segment (frame t is then a kickoff).
     transition = torch.zeros(t_steps, dtype=torch.bool)
     transition[1:] = ~ends[:-1]
-    segments = _segments(ends)
+    segments = game_segments(ends)
     touch_team = _last_touch_team(replay, teams, ends)
     window = max(1, round(KICKOFF_WINDOW / dt))
     any_touch = replay.car_touch.any(dim=1)  # (T,)
@@ -220,6 +213,4 @@ def team_label(key: tuple[str, str]) -> str:
 
 def team_stats_as_json(stats: dict[tuple[str, str], TeamStats]) -> dict[str, dict]:
     """Sums and figures per 'name NvM', for a JSON report (NaN figures as null)."""
-    from rocketrl.eval.game_stats import figures_for_json
-
     return {team_label(k): {"sums": asdict(s), "figures": figures_for_json(s.summary())} for k, s in stats.items()}
