@@ -100,6 +100,40 @@ def test_matchmaking_pool_size_limits_to_recent_snapshots(tmp_path: Path) -> Non
     assert names == ["snapshot_3", "snapshot_4"]
 
 
+def test_rated_training_games_steer_matchmaking_off_a_beaten_snapshot(tmp_path: Path) -> None:
+    """Two snapshots start at the learner's rating; the learner wins every training game against the first
+    (arena 0, learner blue) and draws against the second (arena 1, learner orange). Rated, the beaten one falls
+    below the learner and is picked less; unrated, the ratings and the picks stay where they were."""
+    plan = ArenaPlan(2, 1, 1, {"checkpoint": 1.0}, groups=2)
+    episodes = {"arena": torch.tensor([0, 1] * 5), "goals_blue": torch.tensor([1, 0] * 5),
+                "goals_orange": torch.tensor([0, 0] * 5)}  # fmt: skip
+    for rate in (False, True):
+        league = _league_with_snapshots(tmp_path, [1500.0, 1500.0], floor=0.0)
+        league.config.rate_training_games = rate
+        plan.slots[0].name, plan.slots[1].name = "snapshot_0", "snapshot_1"
+        league.record_training_outcomes(plan, episodes)
+        assert league.training_results == {"snapshot_0": [5, 0, 0], "snapshot_1": [0, 5, 0]}
+        _, probs = league.pick_probabilities()
+        if rate:
+            assert league.table["snapshot_0"].elo < 1500.0 < league.table[LEARNER].elo
+            assert league.table["snapshot_0"].games == 5 and league.table["snapshot_1"].draws == 5
+            assert probs[0] < probs[1]
+        else:
+            assert league.table["snapshot_0"].elo == 1500.0 == league.table[LEARNER].elo
+            np.testing.assert_allclose(probs, [0.5, 0.5])
+
+
+def test_rated_training_counts_from_workers(tmp_path: Path) -> None:
+    league = _league_with_snapshots(tmp_path, [1500.0], floor=0.0)
+    league.rate_training_counts("snapshot_0", 3, 1, 0)
+    assert league.table["snapshot_0"].games == 0  # off by default
+    league.config.rate_training_games = True
+    league.rate_training_counts("snapshot_0", 3, 1, 0)
+    league.rate_training_counts(LEARNER, 2, 0, 0)  # self-play is never rated
+    assert (league.table["snapshot_0"].losses, league.table["snapshot_0"].draws) == (3, 1)
+    assert league.table[LEARNER].games == 4
+
+
 # ------------------------------------------------------------------------------------------ curriculum
 def test_curriculum_advances_by_steps_and_by_gate() -> None:
     stages = [

@@ -281,6 +281,7 @@ class RayCollection(Collection):
                 total = league.training_results.setdefault(name, [0, 0, 0])
                 for i in range(3):
                     total[i] += counts[i]
+                league.rate_training_counts(name, *counts)
             for kind, scores in bundle["recent"].items():
                 league.recent[kind].extend(scores)
 

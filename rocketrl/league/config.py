@@ -24,6 +24,10 @@ class LeagueConfig:
     """Most recent snapshots that can be picked as opponents."""
     old_floor: float = 0.2
     """Share of snapshot picks made uniformly over the pool regardless of rating (against forgetting)."""
+    rate_training_games: bool = False
+    """Finished training games against snapshots and RulePolicy also update the ratings (Elo and OpenSkill)
+    that matchmaking reads. Without it the ratings move only in evaluation matches, so with `eval_interval: 0`
+    every snapshot keeps the learner's rating from when it joined and the pool is picked uniformly."""
     opponent_groups: int = 2
     """Snapshots met per rollout: the checkpoint arenas are split into this many groups."""
     eval_interval: int = 0

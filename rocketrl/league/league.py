@@ -187,12 +187,20 @@ class League:
             slot.driver = PolicyDriver(policy, int(slot.agents.numel()), self.device)
 
     def record_training_outcomes(self, plan: ArenaPlan, episodes: dict[str, torch.Tensor]) -> None:
-        """Count the learner's wins/draws/losses in finished episodes against each opponent."""
+        """Count the learner's wins/draws/losses in finished episodes against each opponent, and rate them
+        when `rate_training_games` is on."""
         for arena, score in plan.learner_outcomes(episodes):
             slot = next(s for s in plan.slots if bool((s.arenas == arena).any()))
             counts = self.training_results.setdefault(slot.name, [0, 0, 0])
             counts[0 if score == 1.0 else 1 if score == 0.5 else 2] += 1
             self.recent[slot.kind].append(score)
+            if self.config.rate_training_games and slot.name != LEARNER:
+                self.table.record(LEARNER, slot.name, score)
+
+    def rate_training_counts(self, name: str, wins: int, draws: int, losses: int) -> None:
+        """Rate training games counted elsewhere (a rollout worker's) when `rate_training_games` is on."""
+        if self.config.rate_training_games and name != LEARNER:
+            self.table.record_many(LEARNER, name, wins, draws, losses)
 
     # ------------------------------------------------------------------------------ after an update
     def add_snapshot(self, model: torch.nn.Module, obs_norm, config_dict: dict, step: int) -> str:
