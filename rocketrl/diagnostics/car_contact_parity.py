@@ -5,8 +5,9 @@ held CONTROL_HOLD ticks as with the env's tick skip).
 Unlike the single-car reports (car_air_parity, car_ground_parity, car_wall_parity) everything meets here:
 car-ball hits, car-car bumps and demolitions, boost pads, the arena. Errors per car and for the ball:
 position (uu) and, for the cars, orientation (degrees) at CONTACT_TIMES seconds, and the position error
-relative to the distance the car (or ball) travelled in RocketSim so far (the issue's "within 1% of the
-path"). Blue's car is added first in both engines (RocketSim resolves car-car contacts in that order).
+relative to the distance the car (or ball) travelled in RocketSim so far (the parity bound "within 1% of
+the path", docs/results/engine-parity.md). Blue's car is added first in both engines (RocketSim resolves
+car-car contacts in that order).
 Used by tests/test_warp_car_contacts.py and benchmarks/parity.py.
 """
 

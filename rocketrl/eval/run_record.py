@@ -1,6 +1,6 @@
 """The learning benchmark's figures and records: a set of games summed up (win rate with its interval, Elo,
 goals, touches, sides), the one-line record of a run (docs/learn_vs_rule_runs.jsonl), the Markdown table of
-the recorded runs of a preset and the table comparing every recorded setting, that the README shows."""
+the recorded runs of a preset and the table comparing every recorded setting, that docs/results/learning.md shows."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """The discrete policy head's distribution: a categorical over the lookup table's rows.
 
 torch.distributions.Categorical does the same sums, but on a CPU its sampling (torch.multinomial) and its
-argument checks cost far more than the network for the small batches a rollout acts on: measured for 150 agents
-and 90 actions on one thread, Categorical's sample + log_prob took about 1.7 ms, this class's about 0.2 ms.
-Here a sample is drawn by inverting the cumulative distribution with one uniform number per row.
+argument checks cost far more than the network for the small batches a rollout acts on
+(benchmarks/policy_sampling.py; docs/results/speed.md, Training throughput). Here a sample is drawn by
+inverting the cumulative distribution with one uniform number per row.
 """
 
 from __future__ import annotations

@@ -179,8 +179,7 @@ class PPO:
             self._acting = (self.acting_copy, torch.bfloat16)
         # A feed-forward critic needs no step-by-step state: its values are computed after the rollout in
         # batches of 4096 (the stored observations are the ones acted on), which is cheaper than one small
-        # forward per step (1v1 at 200 arenas, one thread: 0.35 s against 0.49 s per 50,000 values in bf16,
-        # 1.0 s against 1.37 s in fp32). A recurrent critic runs with the actor.
+        # forward per step (docs/results/speed.md, Training throughput). A recurrent critic runs with the actor.
         self._batch_values = self._acting[0].lstm is None
         return self._acting
 

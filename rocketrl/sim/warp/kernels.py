@@ -14,8 +14,9 @@ INLINING_FLAGS = (
     "-mllvm -inline-threshold=9000 -mllvm -inline-cold-callsite-threshold=3000 -mllvm -slp-recursion-max-depth=4"
 )
 """LLVM's inlining raised well past its defaults (Warp 1.19's own default, written out so that it holds on every
-Warp version and whatever `wp.config` says). Measured paired (`docs/engine_ab_compiler_flags.json`): LLVM's
-default inlining steps at 0.38-0.47x, -O3 at 0.60-0.69x. Clang's fast math is left out: it lets the compiler
+Warp version and whatever `wp.config` says): the car's tick is one long chain of small functions, and only heavy
+inlining flattens it. LLVM's default inlining steps at 0.38-0.47x, -O3 at 0.60-0.69x (docs/results/speed.md,
+Compiler flags; docs/engine_ab_compiler_flags.json). Clang's fast math is left out: it lets the compiler
 reorder the arithmetic and drop NaN and signed-zero handling."""
 
 

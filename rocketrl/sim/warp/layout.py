@@ -234,4 +234,5 @@ class SimState:
 SimStateRef = wp.ref[SimState] if hasattr(wp, "ref") else SimState
 """How the engine's Warp functions take the SimState: by reference where Warp has wp.ref (1.19 and later), else
 by value. The struct is 2.4 KB; passed by value, each call the compiler keeps out of line copies it, and on the
-CPU the step ran 1.14-1.44x faster without those copies (benchmarks/engine_ab.py)."""
+CPU the step runs 1.14-1.44x faster without those copies (benchmarks/engine_ab.py; docs/results/speed.md, The
+simulation struct by reference)."""
