@@ -263,7 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--preset",
         default=None,
         metavar="NAME",
-        help="a packaged preset, configs/presets/NAME.yaml (README: Learning benchmark), e.g. vs_rule",
+        help="a packaged preset, configs/presets/NAME.yaml (docs/guide/presets.md), e.g. league_1v1",
     )
     train.add_argument("--timesteps", type=positive_int, default=None, help="agent-steps to train")
     train.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None, help="auto takes CUDA when present")
