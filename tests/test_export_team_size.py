@@ -50,7 +50,7 @@ def test_a_4v4_car_sees_its_nearest_two_teammates_and_three_opponents() -> None:
 
 def test_the_bot_warns_once_naming_the_sizes_it_trained_and_was_measured_at(capsys) -> None:
     bot = SimpleNamespace(
-        policy=SimpleNamespace(settings={"trained_team_sizes": [1, 1], "measured_team_sizes": {"1v1": "..."}}),
+        policy=SimpleNamespace(settings={"trained_team_sizes": ["1v1"], "measured_team_sizes": {"1v1": "..."}}),
         obs_builder=ObsBuilder(obs_spec()),
         warned=False,
     )
@@ -60,3 +60,27 @@ def test_the_bot_warns_once_naming_the_sizes_it_trained_and_was_measured_at(caps
     assert bot.warned
     RocketrlBot.warn_team_size(bot, game(1, 1))
     assert capsys.readouterr().err == ""
+
+
+def test_a_card_with_figures_per_team_size_claims_exactly_those_sizes(tmp_path) -> None:
+    import json
+
+    from rocketrl.export.bundle import measured_team_sizes, tags_for
+
+    checkpoint = tmp_path / "bot.safetensors"
+    card = {
+        "by_team_size": {
+            "1v1": {"rule_policy": {"wins": 95, "num_games": 100}},
+            "2v2": {"rule_policy": {"wins": 85, "num_games": 100}, "rotation": {"wins": 80, "num_games": 100}},
+            "3v3": {},
+        }
+    }
+    checkpoint.with_suffix(".json").write_text(json.dumps(card))
+    settings = {"trained_team_sizes": ["2v2", "3v3"]}
+    measured = measured_team_sizes(checkpoint, settings)
+    assert measured == {
+        "1v1": "95 of 100 games won against rule_policy",
+        "2v2": "85 of 100 games won against rule_policy; 80 of 100 games won against rotation",
+    }  # 3v3 has no figures, so it is not claimed
+    assert tags_for(settings, measured) == ["1v1", "teamplay"]
+    assert tags_for({"trained_team_sizes": ["2v2"]}, {}) == []  # trained in 2v2 but unmeasured: no teamplay tag

@@ -1,5 +1,6 @@
-"""The "team" preset: it loads, its curriculum reaches 3v3 with self-play and a snapshot pool at every stage and
-scripted teams as a minority, its rewards share among teammates, and the league plays the rotation team."""
+"""The "team" preset: it loads, starts from the shipped 1v1 bot without imitation, its curriculum goes 2v2 then
+3v3 with self-play and a snapshot pool at every stage and scripted teams as a minority, its rewards share among
+teammates, and the league plays the rotation team."""
 
 from __future__ import annotations
 
@@ -23,12 +24,13 @@ def test_the_team_preset_loads_and_its_stages_parse() -> None:
     cfg = load_config(PRESETS / "team.yaml")
     assert RewardConfig.from_yaml(cfg.env.rewards).team_spirit == 0.5
     stages = load_curriculum(cfg.league.curriculum).stages
-    assert [(s.blue_size, s.orange_size) for s in stages] == [(1, 1), (2, 2), (3, 3)]
+    assert [(s.blue_size, s.orange_size) for s in stages] == [(2, 2), (3, 3)]
+    assert cfg.run.init_from == "gauntlet_v1" and cfg.ppo.imitation_coef == 0.0
     for stage in stages:
         assert stage.opponents["selfplay"] > 0 and stage.opponents["checkpoint"] > 0, stage.name
         scripted = stage.opponents.get("rule", 0) + stage.opponents.get("rotation", 0)
         assert 0 < scripted < 0.5 * sum(stage.opponents.values()), stage.name
-    assert all(s.opponents.get("rotation", 0) > 0 for s in stages[1:])
+    assert all(s.opponents.get("rotation", 0) > 0 for s in stages)
 
 
 def test_rotation_arenas_get_the_rotation_team(tmp_path) -> None:

@@ -29,10 +29,17 @@ def test_the_warning_names_the_trained_and_measured_sizes_and_either_side_counts
 
 
 def test_sizes_come_from_the_curriculum_of_the_checkpoint_config() -> None:
-    curriculum = str(PRESETS / "curriculum_team.yaml")
+    curriculum = str(PRESETS / "curriculum_vs_rule_2v2.yaml")
     config = {"env": {"blue_size": 1, "orange_size": 1}, "league": {"curriculum": curriculum}}
-    assert trained_team_sizes(config) == ["1v1", "2v2", "3v3"]
+    assert trained_team_sizes(config) == ["1v1", "2v2"]
     assert trained_team_sizes({"env": {"blue_size": 2, "orange_size": 2}}) == ["2v2"]
+
+
+def test_a_curriculum_recorded_on_another_machine_is_found_among_the_presets_by_name() -> None:
+    config = {"env": {"blue_size": 1}, "league": {"curriculum": "/elsewhere/configs/presets/curriculum_team.yaml"}}
+    assert trained_team_sizes(config) == ["2v2", "3v3"]
+    gone = {"env": {"blue_size": 1, "orange_size": 1}, "league": {"curriculum": "/elsewhere/no_such_curriculum.yaml"}}
+    assert trained_team_sizes(gone) == ["1v1"]
 
 
 def test_the_shipped_1v1_bot_is_warned_about_in_2v2_and_scripted_policies_are_not() -> None:

@@ -32,8 +32,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="play full games between policies; win rates, intervals and ratings",
         description="Play full games (kickoffs after goals, a game clock, overtime) in batched arenas, "
         "each side equally often. Policies: 'rule_policy', 'random', 'shadow_goalie', 'ball_chaser' (scripted, "
-        "kept out of training), 'rotation' (a scripted team that rotates), 'pretrained' (the shipped bot) or a "
-        "checkpoint path.",
+        "kept out of training), 'rotation' (a scripted team that rotates), 'pretrained' or 'pretrained_team' (the "
+        "shipped bots) or a checkpoint path.",
     )
     p.add_argument("--checkpoint", help="the policy to evaluate (a checkpoint path, pretrained, or a scripted name)")
     p.add_argument("--opponents", default="rule_policy", help="comma-separated opponents (default rule_policy)")

@@ -34,9 +34,10 @@ from rocketrl.env.actions import lookup_table
 from rocketrl.export import folder_files
 from rocketrl.export.folder_files import BadBotName, check_name
 from rocketrl.infra.checkpoint import load_checkpoint
+from rocketrl.league.team_sizes import trained_team_sizes
 from rocketrl.policy.actor_critic import model_config, weights_obs_size
 from rocketrl.policy.attention import ENTITY_SIZE, QUERY_SIZE
-from rocketrl.policy.load import checkpoint_config, resolve_checkpoint
+from rocketrl.policy.load import checkpoint_config, is_named_bot, resolve_checkpoint
 from rocketrl.sim.arena import BACK_WALL_Y, BOOST_PADS, DEFAULT_TICK_SKIP, GOAL_HEIGHT, MAX_TEAM_SIZE, NUM_BOOST_PADS
 
 RUNTIME = Path(__file__).resolve().parent / "runtime"
@@ -83,7 +84,7 @@ def actor_tensors(weights: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
 
 
 def load_for_export(checkpoint: str | Path) -> tuple[Path, dict[str, Any], dict[str, torch.Tensor], dict | None]:
-    """(path, config, model weights, obs_norm state or None) of a checkpoint ('pretrained' or a path)."""
+    """(path, config, model weights, obs_norm state or None) of a checkpoint (a shipped bot's name or a path)."""
     path = resolve_checkpoint(checkpoint)
     state, meta = load_checkpoint(path)
     config = checkpoint_config(path, meta)
@@ -91,7 +92,7 @@ def load_for_export(checkpoint: str | Path) -> tuple[Path, dict[str, Any], dict[
     if not isinstance(weights, dict) or not any(k.startswith("actor.") for k in weights):
         raise ExportError(
             f"{path}: holds no policy network (no 'model' tensors with an actor); export a training checkpoint "
-            "(runs/<run>/checkpoints/*.safetensors) or 'pretrained'"
+            "(runs/<run>/checkpoints/*.safetensors), 'pretrained' or 'pretrained_team'"
         )
     obs_size = weights_obs_size(weights)
     if obs_size != obs_layout.OBS_SIZE:
@@ -140,7 +141,7 @@ def bot_settings(path: Path, config: dict[str, Any], weights: dict[str, torch.Te
         "rocketrl_version": __version__,
         "checkpoint": path.name,
         "tick_skip": int(env_cfg.get("tick_skip", DEFAULT_TICK_SKIP)),
-        "trained_team_sizes": [int(env_cfg.get("blue_size", 1)), int(env_cfg.get("orange_size", 1))],
+        "trained_team_sizes": trained_team_sizes(config),
         "model": model_settings(model_cfg, weights, action_kind),
         "obs_norm": None
         if norm is None
@@ -178,25 +179,36 @@ def bot_script(agent_id: str) -> str:
 
 
 def measured_team_sizes(path: Path, settings: dict) -> dict[str, str]:
-    """Team size -> the figures measured in it, from the checkpoint's card (a JSON beside it, as the shipped bot
-    has): a card's own "team_size", else the size the bot trained in. No card: nothing measured."""
+    """Team size -> the figures measured in it, from the checkpoint's card (a JSON beside it, as the shipped bots
+    have). A card lists its figures per size under "by_team_size" ({"2v2": {opponent: result}}), or, as the 1v1
+    bot's card does, at its top level for its one "team_size" (else the first size the bot trained in). No card:
+    nothing measured."""
     card_path = path.with_suffix(".json")
     if not card_path.is_file():
         return {}
     card = json.loads(card_path.read_text())
-    size = card.get("team_size") or "{}v{}".format(*settings["trained_team_sizes"])
-    figures = []
-    for opponent, result in [("RulePolicy", card.get("vs_rule_policy")), *card.get("generalization", {}).items()]:
-        if isinstance(result, dict) and "wins" in result:
-            figures.append(f"{result['wins']} of {result['games']} games won against {opponent}")
-    return {size: "; ".join(figures)} if figures else {}
+    if isinstance(card.get("by_team_size"), dict):
+        by_size = card["by_team_size"]
+    else:
+        size = card.get("team_size") or settings["trained_team_sizes"][0]
+        by_size = {size: {"RulePolicy": card.get("vs_rule_policy"), **card.get("generalization", {})}}
+    measured = {}
+    for size, results in by_size.items():
+        figures = [
+            f"{result['wins']} of {result.get('games', result.get('num_games'))} games won against {opponent}"
+            for opponent, result in results.items()
+            if isinstance(result, dict) and "wins" in result
+        ]
+        if figures:
+            measured[size] = "; ".join(figures)
+    return measured
 
 
 def tags_for(settings: dict, measured: dict[str, str]) -> list[str]:
-    """RLBot tags: the trained size ("1v1"), and "teamplay" only where a team size above 1v1 was measured."""
-    blue, orange = settings["trained_team_sizes"]
-    tags = ["1v1"] if (blue, orange) == (1, 1) else []
-    if any(size not in ("1v1",) for size in measured):
+    """RLBot tags: "1v1" where the bot trained or was measured in 1v1, and "teamplay" only where a team size above
+    1v1 was measured."""
+    tags = ["1v1"] if "1v1" in [*settings["trained_team_sizes"], *measured] else []
+    if any(size != "1v1" for size in measured):
         tags.append("teamplay")
     return tags
 
@@ -214,7 +226,7 @@ def _umask() -> int:
 
 
 def export_rlbot(checkpoint: str | Path, out: str | Path, name: str | None = None, force: bool = False) -> Path:
-    """Write the bot folder `out` for `checkpoint` ('pretrained' or a path); returns the folder.
+    """Write the bot folder `out` for `checkpoint` (a shipped bot's name or a path); returns the folder.
 
     The folder is built in a temporary sibling and renamed into place, so a failure leaves no half bot.
     An existing non-empty `out` raises ExportError unless force=True (then it is replaced).
@@ -229,9 +241,7 @@ def export_rlbot(checkpoint: str | Path, out: str | Path, name: str | None = Non
     path, config, weights, norm = load_for_export(checkpoint)
     settings = bot_settings(path, config, weights, norm)
     run_name = config.get("run", {}).get("name") or path.stem
-    name = name or check_name(
-        ("rocketrl pretrained" if str(checkpoint) == "pretrained" else f"rocketrl {run_name}")[:32]
-    )
+    name = name or check_name((f"rocketrl {checkpoint}" if is_named_bot(checkpoint) else f"rocketrl {run_name}")[:32])
     agent_id = f"rocketrl/{slug(name)}"
     settings["name"] = name
     measured = measured_team_sizes(path, settings)

@@ -18,7 +18,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "settings as JSON; needs numpy, safetensors and rlbot, not torch) or, with --format onnx, into one ONNX "
         "model of the actor with its observation normalization.",
     )
-    p.add_argument("--checkpoint", required=True, help="a checkpoint path, or 'pretrained' for the shipped bot")
+    p.add_argument(
+        "--checkpoint",
+        required=True,
+        help="a checkpoint path, 'pretrained' (the shipped 1v1 bot) or 'pretrained_team' (the team bot)",
+    )
     p.add_argument("--out", required=True, help="the bot folder to create (rlbot) or the .onnx file (onnx)")
     p.add_argument("--format", choices=("rlbot", "onnx"), default="rlbot", help="rlbot (default) or onnx")
     p.add_argument("--name", default=None, help="the bot's name in the game (rlbot; default from the run)")

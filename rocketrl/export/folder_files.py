@@ -120,7 +120,7 @@ if __name__ == "__main__":
 
 def readme(name: str, settings: dict, measured: dict[str, str]) -> str:
     """The folder's README: what the bot is, what was measured, and the steps from download to a match."""
-    trained = "{}v{}".format(*settings["trained_team_sizes"])
+    trained = team_size_text(settings["trained_team_sizes"])
     if measured:
         figures = "".join(f"- {size}: {text}\n" for size, text in measured.items())
         claim = (

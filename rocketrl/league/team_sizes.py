@@ -23,13 +23,24 @@ def size_text(blue: int, orange: int) -> str:
 def trained_team_sizes(config: dict) -> list[str]:
     """The team sizes ('1v1', '2v2', ...) a run's config ({section: {field: value}}) trained at, in order."""
     env, league = config.get("env", {}), config.get("league", {})
-    curriculum = league.get("curriculum")
-    if curriculum and Path(curriculum).is_file():
+    curriculum = curriculum_file(league.get("curriculum"))
+    if curriculum is not None:
         from rocketrl.league.curriculum import load_curriculum
 
         sizes = [size_text(s.blue_size, s.orange_size) for s in load_curriculum(curriculum).stages]
         return list(dict.fromkeys(sizes))
     return [size_text(int(env.get("blue_size", 1)), int(env.get("orange_size", 1)))]
+
+
+def curriculum_file(recorded: str | None) -> Path | None:
+    """The curriculum file a run's config recorded, or the preset of the same name in this installation when the
+    recorded path is gone (a checkpoint trained elsewhere, such as a shipped bot); None without a curriculum."""
+    if not recorded:
+        return None
+    if Path(recorded).is_file():
+        return Path(recorded)
+    preset = Path(__file__).resolve().parent.parent / "configs" / "presets" / Path(recorded).name
+    return preset if preset.is_file() else None
 
 
 def measured_team_sizes(checkpoint: Path) -> list[str]:
@@ -60,18 +71,17 @@ def checkpoint_team_size_warning(spec: str, blue: int, orange: int) -> str | Non
     scripted and random policies, which play any size up to MAX_TEAM_SIZE alike."""
     from rocketrl.infra.checkpoint import read_meta
     from rocketrl.policy.load import (
-        GAUNTLET_PREFIX,
-        PRETRAINED,
         RANDOM_POLICY,
         RULE_POLICY,
         SCRIPTED_NAMES,
         checkpoint_config,
+        is_named_bot,
         resolve_checkpoint,
     )
 
     if spec in (RULE_POLICY, "rule", RANDOM_POLICY, *SCRIPTED_NAMES):
         return None
-    if spec != PRETRAINED and not spec.startswith(GAUNTLET_PREFIX) and not Path(spec).is_file():
+    if not is_named_bot(spec) and not Path(spec).is_file():
         return None  # load_policy names the problem
     path = resolve_checkpoint(spec)
     trained = trained_team_sizes(checkpoint_config(path, read_meta(path)))

@@ -1,4 +1,5 @@
-"""Policies by name: 'rule_policy', 'random', 'pretrained', or the path of a training checkpoint.
+"""Policies by name: 'rule_policy', 'random', the shipped bots ('pretrained', 'pretrained_team', 'gauntlet_vN'),
+or the path of a training checkpoint.
 
 A checkpoint is self-describing: its metadata holds the run's config (older checkpoints: the run
 folder's config.json two levels up), so the network is rebuilt with the shape it was trained with,
@@ -19,9 +20,16 @@ from rocketrl.policy.base import Policy
 RULE_POLICY = "rule_policy"
 RANDOM_POLICY = "random"
 PRETRAINED = "pretrained"
-PRETRAINED_CHECKPOINT = Path(__file__).resolve().parent.parent / "pretrained" / "vs_rule_1v1.safetensors"
+PRETRAINED_TEAM = "pretrained_team"
+PRETRAINED_DIR = Path(__file__).resolve().parent.parent / "pretrained"
+PRETRAINED_CHECKPOINT = PRETRAINED_DIR / "vs_rule_1v1.safetensors"
 """The 1v1 bot shipped with the package (`--checkpoint pretrained`), trained with the vs_rule_imitate preset."""
-GAUNTLET_DIR = PRETRAINED_CHECKPOINT.parent / "gauntlet"
+PRETRAINED_TEAM_CHECKPOINT = PRETRAINED_DIR / "team.safetensors"
+"""The team bot shipped with the package (`--checkpoint pretrained_team`): one network for 1v1, 2v2 and 3v3,
+trained with the team preset; its card (team.json) holds its figures per team size."""
+SHIPPED_BOTS = {PRETRAINED: PRETRAINED_CHECKPOINT, PRETRAINED_TEAM: PRETRAINED_TEAM_CHECKPOINT}
+"""The bots shipped with the package, by the name `--checkpoint` takes."""
+GAUNTLET_DIR = PRETRAINED_DIR / "gauntlet"
 """The gauntlet: every bot shipped so far, frozen as vN.safetensors with its card vN.json (v1 the first)."""
 GAUNTLET_PREFIX = "gauntlet_v"
 SCRIPTED_GAUNTLET = (RULE_POLICY, "shadow_goalie", "ball_chaser")
@@ -44,8 +52,14 @@ def gauntlet(team: bool = False) -> list[str]:
     return [*gauntlet_bots(), *SCRIPTED_GAUNTLET, *(TEAM_GAUNTLET if team else ())]
 
 
+def is_named_bot(spec: str | Path) -> bool:
+    """Whether `spec` names a shipped bot ('pretrained', 'pretrained_team', 'gauntlet_vN') rather than a path."""
+    return str(spec) in SHIPPED_BOTS or str(spec).startswith(GAUNTLET_PREFIX)
+
+
 def resolve_checkpoint(spec: str | Path) -> Path:
-    """The checkpoint file a `--checkpoint` value names: 'pretrained' (the shipped bot) or a path.
+    """The checkpoint file a `--checkpoint` value names: a shipped bot ('pretrained', 'pretrained_team',
+    'gauntlet_vN') or a path.
 
     Raises FileNotFoundError naming the value and the fix when there is no such file.
     """
@@ -54,18 +68,19 @@ def resolve_checkpoint(spec: str | Path) -> Path:
         if not path.is_file():
             raise FileNotFoundError(f"{spec!r} is not a gauntlet bot; the gauntlet holds {', '.join(gauntlet_bots())}")
         return path
-    if str(spec) == PRETRAINED:
-        if not PRETRAINED_CHECKPOINT.is_file():
+    if str(spec) in SHIPPED_BOTS:
+        shipped = SHIPPED_BOTS[str(spec)]
+        if not shipped.is_file():
             raise FileNotFoundError(
-                f"the pretrained bot {PRETRAINED_CHECKPOINT} is missing from this installation; reinstall rocketrl "
+                f"the shipped bot {str(spec)!r} ({shipped}) is missing from this installation; reinstall rocketrl "
                 "(pip install -e .) or give a checkpoint path"
             )
-        return PRETRAINED_CHECKPOINT
+        return shipped
     path = Path(spec)
     if not path.is_file():
         raise FileNotFoundError(
-            f"checkpoint {str(spec)!r} does not exist; give 'pretrained' or the path of a .safetensors checkpoint "
-            "(e.g. runs/<run>/checkpoints/<file>.safetensors)"
+            f"checkpoint {str(spec)!r} does not exist; give 'pretrained', 'pretrained_team' or the path of a "
+            ".safetensors checkpoint (e.g. runs/<run>/checkpoints/<file>.safetensors)"
         )
     return path
 
@@ -121,7 +136,8 @@ def load_policy(
     compile_rule: bool = False,
 ) -> Policy:
     """'rule_policy' (also 'rule'), 'random', 'shadow_goalie', 'ball_chaser' (scripted opponents kept out of
-    training), 'rotation' (the scripted rotating team), 'pretrained' or a checkpoint path -> a Policy.
+    training), 'rotation' (the scripted rotating team), a shipped bot ('pretrained', 'pretrained_team',
+    'gauntlet_vN') or a checkpoint path -> a Policy.
     compile_rule: a scripted policy runs through torch.compile."""
     if spec in (RULE_POLICY, "rule"):
         from rocketrl.policy.rule import RulePolicy
@@ -135,10 +151,10 @@ def load_policy(
 
     if spec in SCRIPTED_OPPONENTS:
         return SCRIPTED_OPPONENTS[spec](seed=seed, compiled=compile_rule)
-    if spec != PRETRAINED and not spec.startswith(GAUNTLET_PREFIX) and not Path(spec).exists():
+    if not is_named_bot(spec) and not Path(spec).exists():
         raise FileNotFoundError(
             f"policy {spec!r} is neither 'rule_policy', 'random', {', '.join(map(repr, SCRIPTED_NAMES))}, "
-            "'pretrained' nor an existing checkpoint file; give one of those "
+            "'pretrained', 'pretrained_team', 'gauntlet_vN' nor an existing checkpoint file; give one of those "
             "(e.g. runs/<run>/checkpoints/<file>.safetensors)"
         )
     return policy_from_checkpoint(spec, device=device, deterministic=deterministic)
@@ -150,7 +166,7 @@ def policy_name(spec: str) -> str:
         return RULE_POLICY
     if spec == RANDOM_POLICY:
         return RANDOM_POLICY
-    if spec == PRETRAINED or spec in SCRIPTED_NAMES or spec.startswith(GAUNTLET_PREFIX):
+    if is_named_bot(spec) or spec in SCRIPTED_NAMES:
         return spec
     path = Path(spec).resolve()
     return f"{path.parent.parent.name}/{path.stem}"

@@ -40,7 +40,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="play a checkpoint in a game and render it (or stream it to RLViser with --live)",
         description="Play full games of a bot against an opponent and render each to a video.",
     )
-    watch.add_argument("--checkpoint", required=True, help="a checkpoint path, or 'pretrained' for the shipped bot")
+    watch.add_argument(
+        "--checkpoint",
+        required=True,
+        help="a checkpoint path, 'pretrained' (the shipped 1v1 bot) or 'pretrained_team' (the team bot)",
+    )
     watch.add_argument(
         "--opponent",
         default="rule_policy",

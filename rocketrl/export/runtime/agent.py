@@ -104,7 +104,7 @@ class RocketrlBot(Bot):
         self.warned = True
         settings = self.policy.settings
         blue, orange = int((arrays.car_team == 0).sum()), int((arrays.car_team == 1).sum())
-        trained = ["{}v{}".format(*settings["trained_team_sizes"])]
+        trained = [str(size) for size in settings["trained_team_sizes"]]
         measured = list(settings.get("measured_team_sizes", {}))
         if f"{blue}v{orange}" in trained + measured or f"{orange}v{blue}" in trained + measured:
             return
