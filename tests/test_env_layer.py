@@ -825,6 +825,26 @@ def test_touch_strength_reward_scales_with_the_ball_velocity_change():
     assert touch_strength(prev, state)[2, 0].item() == 1.0  # capped
 
 
+def test_double_commit_penalises_the_farther_of_two_teammates_closing_on_the_ball():
+    from rocketrl.env.rewards import double_commit
+
+    # 2v2, ball at rest at the origin. Blue 0 at 300 uu and blue 1 at 600 uu, both driving at it at 1000 uu/s:
+    # blue 1 is the second car of a double commit. Orange 2 commits alone; orange 3 sits 2000 uu away.
+    state = make_state(3, 2, 2)
+    state.ball_pos[:] = torch.tensor([0.0, 0.0, 93.0])
+    state.car_pos[:] = torch.tensor([[0.0, -300.0, 93.0], [0.0, -600.0, 93.0], [0.0, 500.0, 93.0], [0.0, 2000.0, 93.0]])
+    state.car_vel[:] = torch.tensor([[0.0, 1000.0, 0.0], [0.0, 1000.0, 0.0], [0.0, -1000.0, 0.0], [0.0, -1000.0, 0.0]])
+    state.car_vel[1, 1] = torch.tensor([0.0, 200.0, 0.0])  # arena 1: blue 1 closes at 200 uu/s, under 300: no commit
+    state.car_demolished[2, 0] = True  # arena 2: the nearer blue car is demolished, so blue 1 commits alone
+    r = double_commit(state, state)
+    assert torch.equal(r, torch.tensor([[0.0, -1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]))
+    one = make_state(1, 1, 1)
+    one.ball_pos[:] = torch.tensor([0.0, 0.0, 93.0])
+    one.car_pos[:] = torch.tensor([[0.0, -300.0, 93.0], [0.0, 300.0, 93.0]])
+    one.car_vel[:] = torch.tensor([[0.0, 1000.0, 0.0], [0.0, -1000.0, 0.0]])
+    assert torch.equal(double_commit(one, one), torch.zeros(1, 2))  # opponents never double commit
+
+
 def test_velocity_player_to_ball_reward():
     state = make_state(1, 1, 1)
     state.car_pos[0, 0] = torch.tensor([0.0, 0.0, 17.0])

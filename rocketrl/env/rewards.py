@@ -137,6 +137,31 @@ def in_air(prev: BatchState, state: BatchState) -> torch.Tensor:
     return (~state.car_on_ground & ~state.car_demolished).float()
 
 
+COMMIT_RADIUS = 800.0
+"""uu: a car this close to the ball's centre, closing on it, commits to it (rocketrl stats counts the same)."""
+COMMIT_CLOSING = 300.0
+"""uu/s: the least closing speed on the ball (car velocity relative to the ball's, along the line to it)."""
+
+
+def committing(state: BatchState) -> torch.Tensor:
+    """(A, C) bool: the car commits to the ball: within COMMIT_RADIUS of its centre, closing on it at COMMIT_CLOSING
+    or more, and not demolished."""
+    offset = state.ball_pos.unsqueeze(1) - state.car_pos
+    closing = ((state.car_vel - state.ball_vel.unsqueeze(1)) * _unit(offset)).sum(-1)
+    return (offset.norm(dim=-1) < COMMIT_RADIUS) & (closing >= COMMIT_CLOSING) & ~state.car_demolished
+
+
+def double_commit(prev: BatchState, state: BatchState) -> torch.Tensor:
+    """-1 for a car that commits to the ball (`committing`) while a teammate nearer the ball commits too: the
+    second car of a double commit, which leaves its team's half open; 0 otherwise (always 0 in 1v1)."""
+    commits = committing(state)
+    distance = (state.ball_pos.unsqueeze(1) - state.car_pos).norm(dim=-1)
+    mate = state.car_team.unsqueeze(2) == state.car_team.unsqueeze(1)  # (A, C, C): [a, i, j] same team
+    nearer = distance.unsqueeze(1) < distance.unsqueeze(2)  # [a, i, j]: car j is nearer the ball than car i
+    second = (mate & nearer & commits.unsqueeze(1)).any(-1) & commits
+    return -second.float()
+
+
 def demolition(prev: BatchState, state: BatchState) -> torch.Tensor:
     """Demolitions the car made this step, minus 1 if it was demolished."""
     return state.car_demolitions.float() - state.car_was_demolished.float()
@@ -239,6 +264,7 @@ REWARD_TERMS: dict[str, RewardTerm] = {
     "boost_pickup": boost_pickup,
     "boost_held": boost_held,
     "demolition": demolition,
+    "double_commit": double_commit,
     "aerial_touch_height": aerial_touch_height,
     "shot": shot,
     "save": save,

@@ -36,15 +36,12 @@ from dataclasses import asdict, dataclass, field, fields
 
 import torch
 
+from rocketrl.env.rewards import COMMIT_CLOSING, COMMIT_RADIUS
 from rocketrl.eval.game_stats import figures_for_json
 from rocketrl.eval.game_stats import segments as game_segments
 from rocketrl.league.replay import Replay
 from rocketrl.sim.arena import BLUE_TEAM
 
-COMMIT_RADIUS = 800.0
-"""uu: a car this close to the ball's centre, closing on it, commits to it."""
-COMMIT_CLOSING = 300.0
-"""uu/s: the least closing speed on the ball of a committing car."""
 KICKOFF_GO_RADIUS = 1000.0
 """uu: a car this close to the ball at the kickoff's first touch went for the kickoff."""
 KICKOFF_WINDOW = 3.0
