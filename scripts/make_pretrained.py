@@ -1,10 +1,13 @@
-"""Ship a trained bot inside the package: `rocketrl ... --checkpoint pretrained` loads it.
+"""Ship a trained bot inside the package: `rocketrl ... --checkpoint pretrained` (or `pretrained_team`) loads it.
 
     python scripts/make_pretrained.py REPORT.json   (a benchmarks/learn_vs_rule.py report)
+    python scripts/make_pretrained.py --team CHECKPOINT EVAL.json [EVAL.json ...]   (rocketrl eval --json files)
 
-Reads the bot the report chose, keeps what playing needs (the network's weights, the observation
-normalizer, the run's config; not the optimizer, league or random generators), and writes it with the
-report's measured figures to rocketrl/pretrained/vs_rule_1v1.safetensors, plus a JSON card beside it.
+Reads the bot, keeps what playing needs (the network's weights, the observation normalizer, the run's config;
+not the optimizer, league or random generators), and writes it with its measured figures to
+rocketrl/pretrained/vs_rule_1v1.safetensors (the 1v1 bot, from a learning-benchmark report) or
+rocketrl/pretrained/team.safetensors (the team bot, its figures per team size from `rocketrl eval --json` files),
+plus a JSON card beside it.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import sys
 from pathlib import Path
 
 from rocketrl.infra.checkpoint import load_checkpoint, save_checkpoint
-from rocketrl.policy.load import PRETRAINED_CHECKPOINT, checkpoint_config
+from rocketrl.policy.load import PRETRAINED_CHECKPOINT, PRETRAINED_TEAM_CHECKPOINT, checkpoint_config
 
 CARD_KEYS = ("games", "wins", "draws", "losses", "win_rate", "win_rate_low", "win_rate_high", "elo")
 
@@ -50,7 +53,53 @@ def main(report_path: str) -> None:
     print(f"wrote {PRETRAINED_CHECKPOINT} ({size:.1f} MiB) from {source}")
 
 
+def portable(config: dict) -> dict:
+    """The config with its packaged preset files (rewards, curriculum) named by their place in the package rather
+    than by a path on the machine that trained it."""
+    config = json.loads(json.dumps(config))
+    for section, key in (("env", "rewards"), ("league", "curriculum")):
+        value = config.get(section, {}).get(key)
+        if value and "configs/presets/" in str(value):
+            config[section][key] = "configs/presets/" + Path(value).name
+    return config
+
+
+def team(checkpoint: str, evals: list[str]) -> None:
+    """Ship `checkpoint` as the team bot with the figures of the `rocketrl eval --json` files `evals` (each one team
+    size; the card lists them per size under "by_team_size")."""
+    source = Path(checkpoint)
+    state, meta = load_checkpoint(source)
+    config = portable(checkpoint_config(source, meta))
+    by_size: dict[str, dict] = {}
+    commands = []
+    for path in evals:
+        data = json.loads(Path(path).read_text())
+        for result in data["results"]:
+            figures = {k: result[k] for k in ("num_games", "wins", "draws", "losses", "goals_for", "goals_against")}
+            figures |= {k: result[k] for k in ("win_rate", "win_rate_low", "win_rate_high")}
+            by_size.setdefault(data["team_size"], {})[result["name_b"]] = figures
+        commands.append(f"{data['team_size']}: {data['num_games']} games of {data['game_seconds']:.0f} s")
+    card = {
+        "name": "team",
+        "preset": "team",
+        "seed": config.get("run", {}).get("seed", config.get("env", {}).get("seed")),
+        "steps": meta.get("step"),
+        "team_sizes": sorted(by_size),
+        "by_team_size": {size: by_size[size] for size in sorted(by_size)},
+        "measured_with": "rocketrl eval --checkpoint pretrained_team --team-size N --opponents OPPONENTS --num-games "
+        "100 --game-seconds 300 --deterministic --kickoff-jitter 5 (RocketSim; " + "; ".join(commands) + ")",
+    }
+    keep = {"model": state["model"], "obs_norm": state["obs_norm"]}
+    save_checkpoint(PRETRAINED_TEAM_CHECKPOINT, keep, {"config": config, "step": meta.get("step"), "pretrained": card})
+    PRETRAINED_TEAM_CHECKPOINT.with_suffix(".json").write_text(json.dumps(card, indent=2) + "\n")
+    size = PRETRAINED_TEAM_CHECKPOINT.stat().st_size / 2**20
+    print(f"wrote {PRETRAINED_TEAM_CHECKPOINT} ({size:.1f} MiB) from {source}")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) >= 4 and sys.argv[1] == "--team":
+        team(sys.argv[2], sys.argv[3:])
+    elif len(sys.argv) == 2:
+        main(sys.argv[1])
+    else:
         sys.exit(__doc__)
-    main(sys.argv[1])

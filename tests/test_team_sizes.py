@@ -63,3 +63,17 @@ def test_eval_refuses_4v4_before_any_game(capsys) -> None:
     with pytest.raises(SystemExit):
         main(["eval", "--checkpoint", "pretrained", "--team-size", "4v4"])
     assert "at most 3v3" in capsys.readouterr().err
+
+
+def test_a_card_with_figures_per_team_size_measures_each_size_it_has_figures_for(tmp_path) -> None:
+    import json
+
+    from rocketrl.league.team_sizes import measured_team_sizes
+
+    checkpoint = tmp_path / "bot.safetensors"
+    assert measured_team_sizes(checkpoint) == []  # no card: nothing measured
+    card = {"by_team_size": {"2v2": {"rule_policy": {"wins": 87, "num_games": 100}}, "3v3": {}}}
+    checkpoint.with_suffix(".json").write_text(json.dumps(card))
+    assert measured_team_sizes(checkpoint) == ["2v2"]
+    checkpoint.with_suffix(".json").write_text(json.dumps({"team_size": "1v1"}))
+    assert measured_team_sizes(checkpoint) == ["1v1"]

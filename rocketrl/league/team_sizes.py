@@ -2,9 +2,9 @@
 
 A checkpoint records its run's config: the env's team sizes, or the stages of its team-size curriculum
 (league.curriculum) when it had one. A card (the JSON beside a shipped checkpoint, e.g. pretrained/vs_rule_1v1.json)
-names the team size its figures were measured at ("team_size", 1v1 when absent). A bot asked to play another
-size still plays (one network reads every size up to 3v3, the missing cars' slots empty), but the figures say
-nothing of it, so the commands that play games warn first.
+names the team sizes its figures were measured at ("by_team_size", or one "team_size", 1v1 when absent). A bot
+asked to play another size still plays (one network reads every size up to 3v3, the missing cars' slots empty),
+but the figures say nothing of it, so the commands that play games warn first.
 """
 
 from __future__ import annotations
@@ -44,11 +44,15 @@ def curriculum_file(recorded: str | None) -> Path | None:
 
 
 def measured_team_sizes(checkpoint: Path) -> list[str]:
-    """The team size the card beside `checkpoint` (same name, .json) was measured at; none without a card."""
-    card = checkpoint.with_suffix(".json")
-    if not card.is_file():
+    """The team sizes the card beside `checkpoint` (same name, .json) was measured at: the sizes of its
+    "by_team_size" figures, else its one "team_size" (1v1 when absent); none without a card."""
+    card_path = checkpoint.with_suffix(".json")
+    if not card_path.is_file():
         return []
-    return [str(json.loads(card.read_text()).get("team_size", "1v1"))]
+    card = json.loads(card_path.read_text())
+    if isinstance(card.get("by_team_size"), dict):
+        return [str(size) for size, figures in card["by_team_size"].items() if figures]
+    return [str(card.get("team_size", "1v1"))]
 
 
 def team_size_warning(name: str, trained: list[str], measured: list[str], blue: int, orange: int) -> str | None:
