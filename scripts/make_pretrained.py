@@ -71,6 +71,7 @@ def team(checkpoint: str, evals: list[str]) -> None:
     state, meta = load_checkpoint(source)
     config = portable(checkpoint_config(source, meta))
     by_size: dict[str, dict] = {}
+    team_play: dict[str, dict] = {}
     commands = []
     for path in evals:
         data = json.loads(Path(path).read_text())
@@ -78,7 +79,11 @@ def team(checkpoint: str, evals: list[str]) -> None:
             figures = {k: result[k] for k in ("num_games", "wins", "draws", "losses", "goals_for", "goals_against")}
             figures |= {k: result[k] for k in ("win_rate", "win_rate_low", "win_rate_high")}
             by_size.setdefault(data["team_size"], {})[result["name_b"]] = figures
-        commands.append(f"{data['team_size']}: {data['num_games']} games of {data['game_seconds']:.0f} s")
+        commands.append(f"{data['team_size']} against {', '.join(r['name_b'] for r in data['results'])}")
+        for teams in data.get("team_figures", []):  # how the bot's teams played (eval --replays)
+            mine = [v["figures"] for k, v in teams.items() if k.startswith(data["results"][0]["name_a"] + " ")]
+            if mine and data["team_size"] != "1v1":
+                team_play.setdefault(data["team_size"], {})[data["results"][0]["name_b"]] = mine[0]
     card = {
         "name": "team",
         "preset": "team",
@@ -86,8 +91,10 @@ def team(checkpoint: str, evals: list[str]) -> None:
         "steps": meta.get("step"),
         "team_sizes": sorted(by_size),
         "by_team_size": {size: by_size[size] for size in sorted(by_size)},
+        "team_play": team_play,
         "measured_with": "rocketrl eval --checkpoint pretrained_team --team-size N --opponents OPPONENTS --num-games "
-        "100 --game-seconds 300 --deterministic --kickoff-jitter 5 (RocketSim; " + "; ".join(commands) + ")",
+        "100 --game-seconds 300 --deterministic --kickoff-jitter 5 (RocketSim; " + "; ".join(commands) + "); "
+        "team_play: rocketrl stats figures of the bot's teams in those games (eval --replays)",
     }
     keep = {"model": state["model"], "obs_norm": state["obs_norm"]}
     save_checkpoint(PRETRAINED_TEAM_CHECKPOINT, keep, {"config": config, "step": meta.get("step"), "pretrained": card})
