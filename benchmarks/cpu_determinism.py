@@ -229,13 +229,19 @@ def record(folder: Path, paths: dict[str, dict[str, np.ndarray]], builds: dict) 
         },
     }
     (folder / "rocketsim_wall_paths.json").write_text(json.dumps(meta, indent=2) + "\n")
-    game = {
+    here = {
         "digest": builds["native"]["digest"][0],
-        "warp": cpu_arithmetic.kernel_target()["warp"],
         "recorded_on": cpu_arithmetic.cpu_summary(),
         "same_digest_for_targets": [t for t, b in builds.items() if b["same_as_native"]],
     }
-    (folder / "warp_fixed_game.json").write_text(json.dumps(game, indent=2) + "\n")
+    path, warp = folder / "warp_fixed_game.json", cpu_arithmetic.kernel_target()["warp"]
+    game = json.loads(path.read_text()) if path.is_file() else {}
+    # One digest per CPU maker (Intel and AMD step the game to different bits): replace this maker's, keep the
+    # others' while the Warp release is the same (a new release rounds otherwise: every maker records again).
+    kept = [e for e in game.get("digests", []) if game.get("warp") == warp]
+    kept = [e for e in kept if e["recorded_on"].get("vendor") != here["recorded_on"]["vendor"]]
+    game = {**game, "warp": warp, "digests": [*kept, here]}
+    path.write_text(json.dumps(game, indent=2) + "\n")
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
-"""One result on every x86-64 CPU: the warp engine's CPU state after a fixed game is the recorded one bit for
-bit whatever target its kernels are built for, Warp keeps one CPU's kernel objects from another, and RocketSim's
-CPU dependence is rounding (rocketrl.diagnostics.cpu_arithmetic)."""
+"""One result per CPU maker: the warp engine's CPU state after a fixed game is the one recorded on a CPU of this
+one's maker, bit for bit, whatever target its kernels are built for; Warp keeps one CPU's kernel objects from
+another; RocketSim's CPU dependence is rounding (rocketrl.diagnostics.cpu_arithmetic)."""
 
 from __future__ import annotations
 
@@ -35,16 +35,29 @@ def native_digest() -> str:
 
 
 def test_fixed_game_is_the_recorded_state_bit_for_bit(native_digest):
-    """The digest recorded on another CPU (tests/data/warp_fixed_game.json names it) is this CPU's, for the same
-    Warp (its LLVM builds the kernels; another Warp release may round otherwise and is re-recorded)."""
+    """The digest recorded on a CPU of this one's maker (tests/data/warp_fixed_game.json names the CPU) is this
+    CPU's, for the same Warp (its LLVM builds the kernels; another Warp release may round otherwise and is
+    re-recorded). Intel and AMD CPUs step the game to different bits, so each maker has its own digest."""
     recorded = json.loads((DATA / "warp_fixed_game.json").read_text())
     if recorded["warp"] != wp.config.version:
         pytest.skip(f"recorded with Warp {recorded['warp']}, here {wp.config.version}: benchmarks/cpu_determinism.py")
     here = cpu_arithmetic.cpu_summary()
-    assert native_digest == recorded["digest"], (
-        f"recorded on {recorded['recorded_on']}, differs on {here} (a change to the engine's physics re-records it:"
-        " python benchmarks/cpu_determinism.py --record tests/data)"
+    entry = cpu_arithmetic.recorded_digest(recorded, here["vendor"])
+    if entry is None:
+        pytest.skip(f"no digest recorded on a {here['vendor']} CPU: python benchmarks/cpu_determinism.py --record")
+    assert native_digest == entry["digest"], (
+        f"recorded on {entry['recorded_on']}, differs on {here} (a change to the engine's physics re-records it on"
+        " each maker's CPU: python benchmarks/cpu_determinism.py --record tests/data)"
     )
+
+
+def test_both_x86_64_makers_have_a_recorded_digest():
+    """The suite checks the fixed game's bits on Intel and on AMD CPUs alike: each maker has a recorded digest."""
+    recorded = json.loads((DATA / "warp_fixed_game.json").read_text())
+    for vendor in ("GenuineIntel", "AuthenticAMD"):
+        entry = cpu_arithmetic.recorded_digest(recorded, vendor)
+        assert entry is not None and len(entry["digest"]) == 64, vendor
+    assert cpu_arithmetic.recorded_digest(recorded, "unknown") is None
 
 
 def test_a_generic_x86_64_build_gives_the_native_bits(native_digest):
