@@ -29,7 +29,7 @@ from pathlib import Path
 
 import torch
 
-from rocketrl.infra.machine_cache import cpu_model_and_flags
+from rocketrl.infra.machine_cache import cpu_model_and_flags, cpu_vendor
 from rocketrl.sim.state import ResetState
 
 RSQRTSS = b"\xf3\x0f\x52"
@@ -143,19 +143,6 @@ def cpu_summary() -> dict[str, object]:
     model, flags = cpu_model_and_flags()
     wanted = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "amx_tile")
     return {"vendor": cpu_vendor(), "cpu": model, "flags": [f for f in wanted if f in flags]}
-
-
-def cpu_vendor() -> str:
-    """The CPU maker's id ("GenuineIntel", "AuthenticAMD"; /proc/cpuinfo's vendor_id), or "unknown"."""
-    try:
-        text = Path("/proc/cpuinfo").read_text(errors="replace")
-    except OSError:
-        return "unknown"
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() == "vendor_id":
-            return value.strip()
-    return "unknown"
 
 
 def recorded_digest(record: dict, vendor: str) -> dict | None:

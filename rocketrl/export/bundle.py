@@ -34,7 +34,7 @@ from rocketrl.env.actions import lookup_table
 from rocketrl.export import folder_files
 from rocketrl.export.folder_files import BadBotName, check_name
 from rocketrl.infra.checkpoint import load_checkpoint
-from rocketrl.league.team_sizes import trained_team_sizes
+from rocketrl.league.team_sizes import card_results, trained_team_sizes
 from rocketrl.policy.actor_critic import model_config, weights_obs_size
 from rocketrl.policy.attention import ENTITY_SIZE, QUERY_SIZE
 from rocketrl.policy.load import checkpoint_config, is_named_bot, resolve_checkpoint
@@ -187,13 +187,8 @@ def measured_team_sizes(path: Path, settings: dict) -> dict[str, str]:
     if not card_path.is_file():
         return {}
     card = json.loads(card_path.read_text())
-    if isinstance(card.get("by_team_size"), dict):
-        by_size = card["by_team_size"]
-    else:
-        size = card.get("team_size") or settings["trained_team_sizes"][0]
-        by_size = {size: {"RulePolicy": card.get("vs_rule_policy"), **card.get("generalization", {})}}
     measured = {}
-    for size, results in by_size.items():
+    for size, results in card_results(card, settings["trained_team_sizes"][0]).items():
         figures = [
             f"{result['wins']} of {result.get('games', result.get('num_games'))} games won against {opponent}"
             for opponent, result in results.items()

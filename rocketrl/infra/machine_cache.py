@@ -33,22 +33,35 @@ def cache_dir() -> Path:
     return Path(base).expanduser() / "rocketrl"
 
 
-def cpu_model_and_flags() -> tuple[str, set[str]]:
-    """The CPU's model name and its instruction-set flags (Linux /proc/cpuinfo; elsewhere
-    platform.processor() and no flags)."""
+def cpuinfo_first(keys: tuple[str, ...]) -> dict[str, str] | None:
+    """The first value of each of `keys` in Linux's /proc/cpuinfo (absent keys left out); None where it cannot be
+    read (not Linux)."""
     try:
         text = Path("/proc/cpuinfo").read_text(errors="replace")
     except OSError:
-        return platform.processor() or platform.machine(), set()
-    model, flags = "", set()
+        return None
+    found: dict[str, str] = {}
     for line in text.splitlines():
         key, _, value = line.partition(":")
         key = key.strip()
-        if key == "model name" and not model:
-            model = value.strip()
-        elif key in ("flags", "Features") and not flags:
-            flags = set(value.split())
-    return model or platform.machine(), flags
+        if key in keys and key not in found:
+            found[key] = value.strip()
+    return found
+
+
+def cpu_model_and_flags() -> tuple[str, set[str]]:
+    """The CPU's model name and its instruction-set flags (Linux /proc/cpuinfo; elsewhere
+    platform.processor() and no flags)."""
+    info = cpuinfo_first(("model name", "flags", "Features"))
+    if info is None:
+        return platform.processor() or platform.machine(), set()
+    flags = set((info.get("flags") or info.get("Features") or "").split())
+    return info.get("model name") or platform.machine(), flags
+
+
+def cpu_vendor() -> str:
+    """The CPU maker's id ("GenuineIntel", "AuthenticAMD"; /proc/cpuinfo's vendor_id), or "unknown"."""
+    return (cpuinfo_first(("vendor_id",)) or {}).get("vendor_id", "unknown")
 
 
 def cpu_model_and_bf16_flags() -> tuple[str, list[str]]:

@@ -50,9 +50,17 @@ def measured_team_sizes(checkpoint: Path) -> list[str]:
     if not card_path.is_file():
         return []
     card = json.loads(card_path.read_text())
+    return [str(size) for size, results in card_results(card, "1v1").items() if results]
+
+
+def card_results(card: dict, default_size: str) -> dict[str, dict]:
+    """Team size -> {opponent: result} of a bot's card: its "by_team_size", or, where the card (as the 1v1 bot's
+    does) keeps its figures at the top level ("vs_rule_policy" for RulePolicy, "generalization"), those for its one
+    "team_size", else `default_size`."""
     if isinstance(card.get("by_team_size"), dict):
-        return [str(size) for size, figures in card["by_team_size"].items() if figures]
-    return [str(card.get("team_size", "1v1"))]
+        return card["by_team_size"]
+    size = card.get("team_size") or default_size
+    return {size: {"RulePolicy": card.get("vs_rule_policy"), **card.get("generalization", {})}}
 
 
 def team_size_warning(name: str, trained: list[str], measured: list[str], blue: int, orange: int) -> str | None:
