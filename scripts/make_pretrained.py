@@ -92,6 +92,7 @@ def team(checkpoint: str, evals: list[str]) -> None:
         "team_sizes": sorted(by_size),
         "by_team_size": {size: by_size[size] for size in sorted(by_size)},
         "team_play": team_play,
+        "machine": sorted({json.loads(Path(path).read_text()).get("machine", "not recorded") for path in evals}),
         "measured_with": "rocketrl eval --checkpoint pretrained_team --team-size N --opponents OPPONENTS --num-games "
         "100 --game-seconds 300 --deterministic --kickoff-jitter 5 (RocketSim; " + "; ".join(commands) + "); "
         "team_play: rocketrl stats figures of the bot's teams in those games (eval --replays)",

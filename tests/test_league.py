@@ -4,6 +4,7 @@ evaluation output and a short league run as a subprocess."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -269,6 +270,7 @@ def test_short_league_run_and_eval_as_subprocesses(tmp_path: Path) -> None:
     (result,) = report["results"]
     assert result["num_games"] == 2 and result["name_b"] == "rule_policy"
     assert "rule_policy" in report["ratings"] and report["ratings"]["rule_policy"]["elo"] == 1500.0
+    assert report["machine"].endswith(f"{os.cpu_count()} cores")  # every result names the CPU it was measured on
 
 
 def test_top_return_episodes_and_evaluation_games_are_saved_as_replays(tmp_path: Path) -> None:
