@@ -143,12 +143,21 @@ COMMIT_CLOSING = 300.0
 """uu/s: the least closing speed on the ball (car velocity relative to the ball's, along the line to it)."""
 
 
+def commits_to_ball(
+    ball_pos: torch.Tensor, ball_vel: torch.Tensor, car_pos: torch.Tensor, car_vel: torch.Tensor
+) -> torch.Tensor:
+    """(..., C) bool from ball (..., 3) and cars (..., C, 3), uu and uu/s: the car is within COMMIT_RADIUS of the
+    ball's centre and closes on it at COMMIT_CLOSING or more (its velocity relative to the ball's, along the line
+    to the ball). The one definition the `double_commit` reward and `rocketrl stats` share."""
+    offset = ball_pos.unsqueeze(-2) - car_pos
+    distance = offset.norm(dim=-1)
+    closing = ((car_vel - ball_vel.unsqueeze(-2)) * offset).sum(-1) / distance.clamp_min(1e-6)
+    return (distance < COMMIT_RADIUS) & (closing >= COMMIT_CLOSING)
+
+
 def committing(state: BatchState) -> torch.Tensor:
-    """(A, C) bool: the car commits to the ball: within COMMIT_RADIUS of its centre, closing on it at COMMIT_CLOSING
-    or more, and not demolished."""
-    offset = state.ball_pos.unsqueeze(1) - state.car_pos
-    closing = ((state.car_vel - state.ball_vel.unsqueeze(1)) * _unit(offset)).sum(-1)
-    return (offset.norm(dim=-1) < COMMIT_RADIUS) & (closing >= COMMIT_CLOSING) & ~state.car_demolished
+    """(A, C) bool: the car commits to the ball (`commits_to_ball`) and is not demolished."""
+    return commits_to_ball(state.ball_pos, state.ball_vel, state.car_pos, state.car_vel) & ~state.car_demolished
 
 
 def double_commit(prev: BatchState, state: BatchState) -> torch.Tensor:

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field, fields
 
 import torch
 
-from rocketrl.env.rewards import COMMIT_CLOSING, COMMIT_RADIUS
+from rocketrl.env.rewards import commits_to_ball
 from rocketrl.eval.game_stats import figures_for_json
 from rocketrl.eval.game_stats import segments as game_segments
 from rocketrl.league.replay import Replay
@@ -133,10 +133,8 @@ def replay_team_stats(replay: Replay) -> dict[tuple[str, str], TeamStats]:
     plays = ~ends
     alive = ~replay.car_demolished  # (T, C)
     live = alive & plays.view(-1, 1)  # (T, C) car-frames of play
-    to_ball = ball_pos.view(-1, 1, 3) - car_pos  # (T, C, 3)
-    distance = to_ball.norm(dim=2)
-    closing = ((car_vel - ball_vel.view(-1, 1, 3)) * to_ball).sum(dim=2) / distance.clamp_min(1e-6)
-    commits = live & (distance < COMMIT_RADIUS) & (closing >= COMMIT_CLOSING)
+    distance = (ball_pos.view(-1, 1, 3) - car_pos).norm(dim=2)  # (T, C)
+    commits = live & commits_to_ball(ball_pos, ball_vel, car_pos, car_vel)
     # Step t-1 -> t is play unless frame t-1 ended a segment (frame t is then a kickoff).
     transition = torch.zeros(t_steps, dtype=torch.bool)
     transition[1:] = ~ends[:-1]
