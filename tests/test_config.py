@@ -459,6 +459,16 @@ def test_every_preset_loads_with_its_rewards_and_curriculum() -> None:
             assert stages[-1].blue_size >= 1, path
 
 
+def test_every_packaged_rewards_file_loads() -> None:
+    from rocketrl.env.rewards import RewardConfig
+
+    presets = Path(__file__).resolve().parent.parent / "rocketrl" / "configs" / "presets"
+    files = sorted(presets.glob("rewards_*.yaml"))
+    assert {p.stem for p in files} >= {"rewards_team", "rewards_team_roles", "rewards_team_rotation"}
+    for path in files:
+        assert RewardConfig.from_yaml(path).weights, path
+
+
 def test_train_preset_flag_loads_the_packaged_preset_and_names_the_choices_when_unknown() -> None:
     import argparse
 

@@ -845,6 +845,41 @@ def test_double_commit_penalises_the_farther_of_two_teammates_closing_on_the_bal
     assert torch.equal(double_commit(one, one), torch.zeros(1, 2))  # opponents never double commit
 
 
+def test_first_man_to_ball_pays_only_the_car_of_each_team_nearest_the_ball():
+    from rocketrl.env.rewards import first_man_to_ball
+
+    # 2v2, ball at the origin. Blue 0 at 300 uu and blue 1 at 600 uu, both driving at it at 1150 uu/s (half speed):
+    # only blue 0 is paid. Orange 2 (2000 uu) and orange 3 (500 uu, driving away at full speed): orange 3 is first.
+    state = make_state(3, 2, 2)
+    state.ball_pos[:] = torch.tensor([0.0, 0.0, 17.0])
+    state.car_pos[:] = torch.tensor([[0.0, -300.0, 17.0], [0.0, -600.0, 17.0], [0.0, 2000.0, 17.0], [0.0, 500.0, 17.0]])
+    state.car_vel[:] = torch.tensor([[0.0, 1150.0, 0.0], [0.0, 1150.0, 0.0], [0.0, -1150.0, 0.0], [0.0, 2300.0, 0.0]])
+    state.car_demolished[1, 0] = True  # arena 1: blue 0 is demolished, so blue 1 is its team's first man
+    state.car_pos[2, 1] = torch.tensor([300.0, 0.0, 17.0])  # arena 2: blue 1 as near as blue 0: the lower index
+    r = first_man_to_ball(state, state)
+    assert torch.allclose(r[0], torch.tensor([0.5, 0.0, 0.0, -1.0]))
+    assert torch.allclose(r[1], torch.tensor([0.0, 0.5, 0.0, -1.0]))
+    assert torch.allclose(r[2], torch.tensor([0.5, 0.0, 0.0, -1.0]))
+    one = make_state(1, 1, 1)
+    one.car_pos[:] = torch.tensor([[0.0, -300.0, 17.0], [0.0, 300.0, 17.0]])
+    one.car_vel[:] = torch.tensor([[0.0, 1150.0, 0.0], [0.0, -2300.0, 0.0]])
+    assert torch.equal(first_man_to_ball(one, one), velocity_player_to_ball(one, one))  # 1v1: every car is first
+
+
+def test_nobody_back_penalises_a_team_with_no_car_goal_side_of_the_ball():
+    from rocketrl.env.rewards import nobody_back
+
+    # 2v2, ball at y = 1000. Blue defends -y: blue 0 at y = 2000 and blue 1 at y = 500, so blue 1 is goal-side.
+    # Orange defends +y: orange 2 at y = 0 and orange 3 at y = 800 are both beyond the ball: nobody back.
+    state = make_state(3, 2, 2)
+    state.ball_pos[:] = torch.tensor([0.0, 1000.0, 93.0])
+    state.car_pos[:] = torch.tensor([[0.0, 2000.0, 17.0], [0.0, 500.0, 17.0], [0.0, 0.0, 17.0], [0.0, 800.0, 17.0]])
+    state.car_demolished[1, 1] = True  # arena 1: blue's only goal-side car is demolished: nobody back for blue
+    state.car_pos[2, 3] = torch.tensor([0.0, 1500.0, 17.0])  # arena 2: orange 3 is goal-side (+y of the ball)
+    r = nobody_back(state, state)
+    assert torch.equal(r, torch.tensor([[0.0, 0.0, -1.0, -1.0], [-1.0, -1.0, -1.0, -1.0], [0.0, 0.0, 0.0, 0.0]]))
+
+
 def test_velocity_player_to_ball_reward():
     state = make_state(1, 1, 1)
     state.car_pos[0, 0] = torch.tensor([0.0, 0.0, 17.0])

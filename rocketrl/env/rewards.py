@@ -19,6 +19,7 @@ from rocketrl.sim.arena import (
     BACK_WALL_Y,
     BALL_MAX_SPEED,
     BALL_RADIUS,
+    BLUE_TEAM,
     BOOST_MAX,
     CAR_MAX_SPEED,
     CEILING_Z,
@@ -160,15 +161,41 @@ def committing(state: BatchState) -> torch.Tensor:
     return commits_to_ball(state.ball_pos, state.ball_vel, state.car_pos, state.car_vel) & ~state.car_demolished
 
 
+def _teammates(state: BatchState) -> torch.Tensor:
+    """(A, C, C) bool: [a, i, j] is True when cars i and j of arena a are on one team (i == j included)."""
+    return state.car_team.unsqueeze(2) == state.car_team.unsqueeze(1)
+
+
 def double_commit(prev: BatchState, state: BatchState) -> torch.Tensor:
     """-1 for a car that commits to the ball (`committing`) while a teammate nearer the ball commits too: the
     second car of a double commit, which leaves its team's half open; 0 otherwise (always 0 in 1v1)."""
     commits = committing(state)
     distance = (state.ball_pos.unsqueeze(1) - state.car_pos).norm(dim=-1)
-    mate = state.car_team.unsqueeze(2) == state.car_team.unsqueeze(1)  # (A, C, C): [a, i, j] same team
     nearer = distance.unsqueeze(1) < distance.unsqueeze(2)  # [a, i, j]: car j is nearer the ball than car i
-    second = (mate & nearer & commits.unsqueeze(1)).any(-1) & commits
+    second = (_teammates(state) & nearer & commits.unsqueeze(1)).any(-1) & commits
     return -second.float()
+
+
+def first_man_to_ball(prev: BatchState, state: BatchState) -> torch.Tensor:
+    """`velocity_player_to_ball` for each team's first man, the alive car nearest the ball (the lower car index
+    on a tie), and 0 for its teammates: one car is paid to go to the ball, the others are free to support. The
+    same as velocity_player_to_ball in 1v1."""
+    distance = (state.ball_pos.unsqueeze(1) - state.car_pos).norm(dim=-1).masked_fill(state.car_demolished, math.inf)
+    index = torch.arange(distance.shape[1], device=distance.device)
+    mine, theirs = distance.unsqueeze(2), distance.unsqueeze(1)  # [a, i, 1] and [a, 1, j]
+    ahead = (theirs < mine) | ((theirs == mine) & (index.view(1, 1, -1) < index.view(1, -1, 1)))  # j before i
+    first = ~(_teammates(state) & ahead).any(-1) & ~state.car_demolished
+    return velocity_player_to_ball(prev, state) * first.float()
+
+
+def nobody_back(prev: BatchState, state: BatchState) -> torch.Tensor:
+    """-1 to every car of a team none of whose alive cars is goal-side of the ball (nearer its own back wall, along
+    y, than the ball), else 0: the frames `rocketrl stats` counts in nobody_back_share."""
+    defends_minus_y = state.car_team == BLUE_TEAM  # blue defends -y
+    sign = torch.where(defends_minus_y, 1.0, -1.0)  # (A, C): depth = y * sign grows away from the own goal
+    goal_side = (state.car_pos[..., 1] * sign < state.ball_pos[:, 1:2] * sign) & ~state.car_demolished
+    covered = (_teammates(state) & goal_side.unsqueeze(1)).any(-1)
+    return -(~covered).float()
 
 
 def demolition(prev: BatchState, state: BatchState) -> torch.Tensor:
@@ -274,6 +301,8 @@ REWARD_TERMS: dict[str, RewardTerm] = {
     "boost_held": boost_held,
     "demolition": demolition,
     "double_commit": double_commit,
+    "first_man_to_ball": first_man_to_ball,
+    "nobody_back": nobody_back,
     "aerial_touch_height": aerial_touch_height,
     "shot": shot,
     "save": save,
