@@ -5,11 +5,15 @@ import torch
 from rocketrl.env.batched import BatchedEnv
 
 
-def _rollout(compile_layer: bool, steps: int = 6) -> list[tuple[torch.Tensor, torch.Tensor]]:
+def _rollout(
+    compile_layer: bool, steps: int = 6, rewards: str | None = None, orange_size: int = 1
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    cars = 2 + orange_size
     env = BatchedEnv(
         num_arenas=3,
         blue_size=2,
-        orange_size=1,
+        orange_size=orange_size,
+        rewards=rewards,
         stepping="serial",
         num_workers=1,
         seed=7,
@@ -18,9 +22,9 @@ def _rollout(compile_layer: bool, steps: int = 6) -> list[tuple[torch.Tensor, to
     )
     generator = torch.Generator().manual_seed(3)
     try:
-        out = [(env.reset(), torch.zeros(3, 3))]
+        out = [(env.reset(), torch.zeros(3, cars))]
         for _ in range(steps):
-            result = env.step(torch.randint(0, 90, (3, 3), generator=generator))
+            result = env.step(torch.randint(0, 90, (3, cars), generator=generator))
             out.append((result.obs, result.reward))
         if compile_layer:  # the compiled path really ran: no fallback to eager
             assert env._layer.active and env._layer.compiled_ran
@@ -31,6 +35,22 @@ def _rollout(compile_layer: bool, steps: int = 6) -> list[tuple[torch.Tensor, to
 
 def test_compiled_env_layer_matches_eager_observations_and_rewards():
     eager, compiled = _rollout(False), _rollout(True)
+    for (obs_e, rew_e), (obs_c, rew_c) in zip(eager, compiled, strict=True):
+        torch.testing.assert_close(obs_c, obs_e, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(rew_c, rew_e, atol=1e-5, rtol=1e-5)
+
+
+def test_compiled_env_layer_matches_eager_for_every_reward_term_in_2v2(tmp_path):
+    """Every term at weight 1 (the team terms compare teammates, so 2v2), team spirit and zero-sum on."""
+    from rocketrl.env.rewards import REWARD_TERMS
+
+    weights = "\n".join(f"  {name}: 1.0" for name in REWARD_TERMS)
+    path = tmp_path / "every_term.yaml"
+    path.write_text(f"team_spirit: 0.5\nzero_sum: true\nweights:\n{weights}\n")
+    eager, compiled = (
+        _rollout(False, rewards=str(path), orange_size=2),
+        _rollout(True, rewards=str(path), orange_size=2),
+    )
     for (obs_e, rew_e), (obs_c, rew_c) in zip(eager, compiled, strict=True):
         torch.testing.assert_close(obs_c, obs_e, atol=1e-5, rtol=1e-5)
         torch.testing.assert_close(rew_c, rew_e, atol=1e-5, rtol=1e-5)
