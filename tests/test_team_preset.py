@@ -1,6 +1,6 @@
 """The "team" preset: it loads, starts from the shipped 1v1 bot without imitation, its curriculum goes 2v2 then
 3v3 with self-play and a snapshot pool at every stage and scripted teams as a minority, its rewards share among
-teammates, and the league plays the rotation team."""
+teammates and pay rotation, and the league plays the rotation team."""
 
 from __future__ import annotations
 
@@ -22,7 +22,11 @@ PRESETS = Path(__file__).resolve().parent.parent / "rocketrl" / "configs" / "pre
 
 def test_the_team_preset_loads_and_its_stages_parse() -> None:
     cfg = load_config(PRESETS / "team.yaml")
-    assert RewardConfig.from_yaml(cfg.env.rewards).team_spirit == 0.5
+    rewards = RewardConfig.from_yaml(cfg.env.rewards)
+    assert rewards.team_spirit == 0.5
+    # the pull toward the ball goes to each team's first man only, and nobody back costs the team
+    assert rewards.weights["first_man_to_ball"] > 0 and rewards.weights["nobody_back"] > 0
+    assert rewards.weights.get("velocity_player_to_ball", 0.0) == 0.0
     stages = load_curriculum(cfg.league.curriculum).stages
     assert [(s.blue_size, s.orange_size) for s in stages] == [(2, 2), (3, 3)]
     assert cfg.run.init_from == "gauntlet_v1" and cfg.ppo.imitation_coef == 0.0
