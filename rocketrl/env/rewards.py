@@ -188,12 +188,18 @@ def first_man_to_ball(prev: BatchState, state: BatchState) -> torch.Tensor:
     return velocity_player_to_ball(prev, state) * first.float()
 
 
+def is_goal_side(ball_y: torch.Tensor, car_y: torch.Tensor, car_team: torch.Tensor | int) -> torch.Tensor:
+    """Bool, broadcast over ball_y (..., 1), car_y (..., C) uu and car_team (..., C) or one team: the car is nearer
+    its own back wall than the ball is (blue defends -y). The one rule the `nobody_back` reward and `rocketrl stats`
+    share."""
+    sign = torch.where(torch.as_tensor(car_team) == BLUE_TEAM, 1.0, -1.0)  # depth = y * sign grows from own goal
+    return car_y * sign < ball_y * sign
+
+
 def nobody_back(prev: BatchState, state: BatchState) -> torch.Tensor:
     """-1 to every car of a team none of whose alive cars is goal-side of the ball (nearer its own back wall, along
     y, than the ball), else 0: the frames `rocketrl stats` counts in nobody_back_share."""
-    defends_minus_y = state.car_team == BLUE_TEAM  # blue defends -y
-    sign = torch.where(defends_minus_y, 1.0, -1.0)  # (A, C): depth = y * sign grows away from the own goal
-    goal_side = (state.car_pos[..., 1] * sign < state.ball_pos[:, 1:2] * sign) & ~state.car_demolished
+    goal_side = is_goal_side(state.ball_pos[:, 1:2], state.car_pos[..., 1], state.car_team) & ~state.car_demolished
     covered = (_teammates(state) & goal_side.unsqueeze(1)).any(-1)
     return -(~covered).float()
 

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field, fields
 
 import torch
 
-from rocketrl.env.rewards import commits_to_ball
+from rocketrl.env.rewards import commits_to_ball, is_goal_side
 from rocketrl.eval.game_stats import figures_for_json
 from rocketrl.eval.game_stats import segments as game_segments
 from rocketrl.league.replay import Replay
@@ -171,7 +171,7 @@ def replay_team_stats(replay: Replay) -> dict[tuple[str, str], TeamStats]:
         for k in range(cars.numel()):
             s.last_back_frames[k] = int(slot_frames[k])
         s.last_back_max_frames = int(slot_frames.max())
-        goal_side = (depth < ball_pos[:, 1:2] * sign) & on
+        goal_side = is_goal_side(ball_pos[:, 1:2], pos[..., 1], team) & on
         s.nobody_back_frames = int((plays & ~goal_side.any(dim=1)).sum())
         s.possession_frames = int((plays & (touch_team == team)).sum())
         s.touched_frames = int((plays & (touch_team >= 0)).sum())
