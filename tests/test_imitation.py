@@ -1,5 +1,6 @@
-"""Imitation of RulePolicy early in training (ppo/imitation.py): the action labels, the weight's schedule, that
-the loss pulls the policy to the teacher's choices, and the settings it refuses."""
+"""Imitation early in training (ppo/imitation.py), of RulePolicy or of a trained bot: the action labels, the
+weight's schedule, that the loss pulls the policy to the teacher's choices (a bot's too, into a network of
+another shape), and the settings it refuses."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from rocketrl.env.actions import lookup_table
 from rocketrl.env.batched import BatchedEnv
 from rocketrl.env.config import EnvConfig
 from rocketrl.policy.config import ModelConfig
+from rocketrl.policy.load import load_policy
 from rocketrl.policy.rule import rule_controls
 from rocketrl.ppo.algorithm import PPO
 from rocketrl.ppo.config import PPOConfig, SpeedConfig
-from rocketrl.ppo.imitation import RuleTeacher, imitation_weight, nearest_table_actions
+from rocketrl.ppo.imitation import BotTeacher, RuleTeacher, imitation_weight, nearest_table_actions
 
 TABLE = lookup_table()
 
@@ -90,23 +92,35 @@ def _observations(count: int) -> torch.Tensor:
     return torch.cat(seen)[:count]
 
 
-def _agreement_after_training(imitation_coef: float, obs: torch.Tensor, updates: int) -> tuple[float, float]:
-    """Train a small policy on rollouts of `obs` with zero rewards (no PPO signal) and no entropy bonus; the
-    share of states where its most likely action is the teacher's, (before, after)."""
+def _agreement_after_training(
+    imitation_coef: float,
+    obs: torch.Tensor,
+    updates: int,
+    teacher: str = "rule_policy",
+    model: ModelConfig | None = None,
+) -> tuple[float, float]:
+    """Train a small policy (`model`; an MLP of 64 x 64 by default) on rollouts of `obs` with zero rewards (no PPO
+    signal) and no entropy bonus, imitating `teacher`; the share of states where its most likely action is the
+    teacher's, (before, after)."""
     agents, steps = 16, 16
     torch.manual_seed(0)
     ppo = PPO(
         PPOConfig(
             rollout_steps=steps, minibatches=2, epochs=2, learning_rate=3e-3, lr_schedule="constant",
             entropy_coef=0.0, imitation_coef=imitation_coef, imitation_until=1.0, target_kl=None,
+            imitation_teacher=teacher,
         ),
-        ModelConfig(actor_hidden=[64, 64], critic_hidden=[16]),
+        model or ModelConfig(actor_hidden=[64, 64], critic_hidden=[16]),
         SpeedConfig(), 180, TABLE.shape[0], discrete=True, device=torch.device("cpu"), seed=0,
     )  # fmt: skip
     ppo.resize(agents)
     ppo.setup_precision()
-    teacher = RuleTeacher(torch.device("cpu"))
-    labels = teacher.actions(obs)
+    labeller = (
+        RuleTeacher(torch.device("cpu"))
+        if teacher == "rule_policy"
+        else BotTeacher(teacher, torch.device("cpu"), 180, TABLE.shape[0])
+    )
+    labels = labeller.actions(obs)
 
     def agreement() -> float:
         with torch.no_grad():
@@ -134,6 +148,17 @@ def test_imitation_pulls_the_policy_to_rule_policys_choices_and_nothing_else_doe
     assert plain_after < 0.1, (plain_before, plain_after)  # zero rewards, no imitation: no pull to the teacher
 
 
+def test_a_trained_bot_teaches_its_choices_to_an_attention_network() -> None:
+    obs = _observations(16 * 16 * 8)
+    bot = load_policy("pretrained", deterministic=True)
+    labels = BotTeacher("pretrained", torch.device("cpu"), 180, TABLE.shape[0]).actions(obs)
+    assert torch.equal(labels, bot.act(obs)[0])  # the bot's own greedy action, through its own normalizer
+    assert float((labels == RuleTeacher(torch.device("cpu")).actions(obs)).float().mean()) < 0.5  # not RulePolicy's
+    attention = ModelConfig(kind="attention", embed_size=16, attention_heads=2, actor_hidden=[64], critic_hidden=[16])
+    before, after = _agreement_after_training(5.0, obs, updates=24, teacher="pretrained", model=attention)
+    assert before < 0.1 and after > 0.5, (before, after)  # measured: 0.001 -> 0.76 (0.68 after 12 updates)
+
+
 def test_imitation_refuses_settings_it_cannot_serve() -> None:
     with pytest.raises(ValueError, match="ppo.imitation_until"):
         PPOConfig(imitation_coef=1.0, imitation_until=0.0)
@@ -144,6 +169,18 @@ def test_imitation_refuses_settings_it_cannot_serve() -> None:
         PPO(PPOConfig(imitation_coef=1.0), model, speed, 180, 8, discrete=False, device=cpu, seed=0)
     with pytest.raises(ValueError, match="180-float observation"):
         PPO(PPOConfig(imitation_coef=1.0), model, speed, 96, 90, discrete=True, device=cpu, seed=0)
+    bot = PPOConfig(imitation_coef=1.0, imitation_teacher="pretrained")
+    with pytest.raises(ValueError, match="imitation_teacher='pretrained': the teacher reads 180-float"):
+        PPO(bot, model, speed, 96, TABLE.shape[0], discrete=True, device=cpu, seed=0)
+    with pytest.raises(ValueError, match="imitation_teacher='pretrained': the teacher acts on"):
+        PPO(bot, model, speed, 180, 8, discrete=True, device=cpu, seed=0)
+    with pytest.raises(ValueError, match="env.action to 'discrete'"):
+        PPO(bot, model, speed, 180, 8, discrete=False, device=cpu, seed=0)
+    with pytest.raises(FileNotFoundError):
+        PPO(PPOConfig(imitation_coef=1.0, imitation_teacher="no/such.safetensors"), model, speed, 180,
+            TABLE.shape[0], discrete=True, device=cpu, seed=0)  # fmt: skip
+    with pytest.raises(ValueError, match="ppo.imitation_teacher"):
+        PPOConfig(imitation_teacher=" ")
 
 
 def test_training_with_imitation_logs_the_imitation_loss_until_its_weight_reaches_zero(tmp_path) -> None:

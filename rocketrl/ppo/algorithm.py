@@ -27,7 +27,7 @@ from rocketrl.policy.normalize import ObservationNormalizer
 from rocketrl.ppo.amp_probe import choose_amp
 from rocketrl.ppo.config import PPOConfig, SpeedConfig
 from rocketrl.ppo.gae import compute_gae
-from rocketrl.ppo.imitation import RuleTeacher, check_imitation_supported, imitation_weight
+from rocketrl.ppo.imitation import BotTeacher, RuleTeacher, imitation_weight, make_teacher
 from rocketrl.ppo.normalize import ReturnScaler
 from rocketrl.ppo.schedules import Schedule
 from rocketrl.ppo.storage import RolloutStorage
@@ -79,11 +79,12 @@ class PPO:
         self.acting_copy: ActorCritic | None = None
         self._acting: tuple[ActorCritic, torch.dtype] = (self.model, torch.float32)
         self._batch_values = True
-        self.teacher: RuleTeacher | None = None
-        """Labels each rollout step with RulePolicy's action while ppo.imitation_coef > 0 (ppo/imitation.py)."""
+        self.teacher: RuleTeacher | BotTeacher | None = None
+        """Labels each rollout step with the teacher's action while ppo.imitation_coef > 0 (ppo/imitation.py)."""
         if ppo.imitation_coef > 0:
-            check_imitation_supported(obs_size, discrete)
-            self.teacher = RuleTeacher(device, compiled=speed.compile_rule)
+            self.teacher = make_teacher(
+                ppo.imitation_teacher, device, obs_size, num_actions, discrete, compiled=speed.compile_rule
+            )
         self.imitating = self.teacher is not None
         """True while the next rollout is to be labelled (the imitation weight is not yet 0)."""
 

@@ -72,6 +72,11 @@ class PPOConfig:
     bot's driving, jumps and dodges. 0 turns it off. Needs the lookup-table actions and default observation."""
     imitation_until: float = 0.3
     """Fraction of training (0-1] at which the imitation weight, falling linearly from imitation_coef, reaches 0."""
+    imitation_teacher: str = "rule_policy"
+    """Whose action the imitation loss pulls toward: 'rule_policy' (the scripted RulePolicy) or a trained bot
+    ('pretrained', 'pretrained_team', 'gauntlet_vN' or a checkpoint path; its greedy action, from its own frozen
+    observation normalizer). A bot teacher hands its play to a network of another shape, e.g. an MLP's to
+    model.kind attention, where run.init_from cannot copy weights."""
 
     def __post_init__(self) -> None:
         self.validate()
@@ -111,6 +116,8 @@ class PPOConfig:
         at_least(self.imitation_coef, 0.0, "ppo.imitation_coef")
         if not 0.0 < self.imitation_until <= 1.0:
             raise ValueError(f"ppo.imitation_until={self.imitation_until!r}: must lie in (0, 1]")
+        if not self.imitation_teacher.strip():
+            raise ValueError("ppo.imitation_teacher='': give 'rule_policy' or a bot ('pretrained', a checkpoint path)")
 
     @property
     def resolved_lr_end(self) -> float:

@@ -1,15 +1,19 @@
-"""Imitation of the scripted RulePolicy early in training ("kickstarting").
+"""Imitation of a teacher early in training ("kickstarting"): the scripted RulePolicy, or a trained bot.
 
-While `ppo.imitation_coef` > 0, each rollout step also records which lookup-table action RulePolicy would
-take in the learner's place (from the same raw observation), and the update adds
-`coef(progress) * -log pi(teacher action | obs)` to the PPO loss, the weight falling linearly from
-`ppo.imitation_coef` to 0 at `ppo.imitation_until` of training. The policy so starts from the scripted bot's
-driving, jumps and dodges, and reinforcement learning alone shapes it afterwards; a policy learnt from scratch
-drops jumping in its first million steps, before any dodge pays (docs/results/learning-experiments.md).
+While `ppo.imitation_coef` > 0, each rollout step also records which lookup-table action the teacher
+(`ppo.imitation_teacher`; RulePolicy by default) would take in the learner's place (from the same raw
+observation), and the update adds `coef(progress) * -log pi(teacher action | obs)` to the PPO loss, the weight
+falling linearly from `ppo.imitation_coef` to 0 at `ppo.imitation_until` of training. The policy so starts from
+the scripted bot's driving, jumps and dodges, and reinforcement learning alone shapes it afterwards; a policy
+learnt from scratch drops jumping in its first million steps, before any dodge pays
+(docs/results/learning-experiments.md).
 
 RulePolicy is stateless (its previous controls are part of the observation), so it can label any state the
 learner reaches, and it reads the default 180-float observation: imitation needs that observation and the
-lookup-table actions.
+lookup-table actions. A bot teacher (`BotTeacher`) labels each state with its greedy action, read through its
+own frozen observation normalizer; it must be feed-forward (no LSTM state to carry) and act on the same
+observation and lookup table as the learner. It hands a trained bot's play to a network of another shape (an
+MLP's to an entity attention network), which copying weights (`run.init_from`) cannot.
 """
 
 from __future__ import annotations
@@ -55,6 +59,54 @@ class RuleTeacher:
         controls[grounded, 2] = 0.0
         controls[grounded, 4] = 0.0
         return nearest_table_actions(controls, self.table)
+
+
+class BotTeacher:
+    """A trained bot's greedy choice: actions(obs [B, O] raw) -> [B] int64 lookup-table indices."""
+
+    def __init__(self, spec: str, device: torch.device, obs_size: int, num_actions: int) -> None:
+        from rocketrl.policy.load import policy_from_checkpoint
+
+        self.policy = policy_from_checkpoint(spec, device=device, deterministic=True)
+        model = self.policy.model
+        where = f"ppo.imitation_teacher={spec!r}"
+        if not model.discrete or model.num_actions != num_actions:
+            raise ValueError(
+                f"{where}: the teacher acts on {model.num_actions} {'discrete' if model.discrete else 'continuous'} "
+                f"actions, the learner on {num_actions} lookup-table actions; give a teacher trained with env.action "
+                "discrete"
+            )
+        if model.obs_size != obs_size:
+            raise ValueError(
+                f"{where}: the teacher reads {model.obs_size}-float observations, the learner's env builds "
+                f"{obs_size}; give a teacher trained on the same observation builder"
+            )
+        if model.recurrent:
+            raise ValueError(
+                f"{where}: the teacher has an LSTM, whose state a label cannot carry; give a feed-forward teacher"
+            )
+
+    @torch.no_grad()
+    def actions(self, obs: torch.Tensor) -> torch.Tensor:
+        """The teacher's greedy table index in each of the B states of obs [B, O] (raw, as the learner sees them)."""
+        action, _ = self.policy.act(obs.float())
+        return action.long()
+
+
+def make_teacher(
+    spec: str, device: torch.device, obs_size: int, num_actions: int, discrete: bool, compiled: bool = False
+) -> RuleTeacher | BotTeacher:
+    """The teacher that `ppo.imitation_teacher` names ('rule_policy'/'rule' or a bot), after checking that it can
+    label this learner's states (ValueError naming the setting otherwise)."""
+    if spec in ("rule_policy", "rule"):
+        check_imitation_supported(obs_size, discrete)
+        return RuleTeacher(device, compiled=compiled)
+    if not discrete:
+        raise ValueError(
+            f"ppo.imitation_teacher={spec!r}: imitation needs the lookup-table actions; set env.action to "
+            "'discrete' or ppo.imitation_coef to 0"
+        )
+    return BotTeacher(spec, device, obs_size, num_actions)
 
 
 def imitation_weight(coef: float, until: float, progress: float) -> float:
