@@ -169,7 +169,7 @@ class TrainConfig:
             )
         if self.ppo.imitation_coef > 0:
             raise ValueError(
-                "ppo.imitation_coef: Ray rollout workers do not label their steps with RulePolicy's actions yet; "
+                "ppo.imitation_coef: Ray rollout workers do not label their steps with the teacher's actions yet; "
                 "set ppo.imitation_coef 0 with run.distributed='ray'"
             )
         if self.league.replay_top > 0:
