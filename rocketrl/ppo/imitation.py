@@ -22,6 +22,7 @@ import torch
 
 from rocketrl.env.actions import lookup_table
 from rocketrl.env.obs import CAR_ON_GROUND, OBS_SIZE
+from rocketrl.policy.load import RULE_POLICY
 from rocketrl.policy.rule import RulePolicy
 
 RULE_OBS_SIZE = OBS_SIZE
@@ -98,15 +99,19 @@ def make_teacher(
 ) -> RuleTeacher | BotTeacher:
     """The teacher that `ppo.imitation_teacher` names ('rule_policy'/'rule' or a bot), after checking that it can
     label this learner's states (ValueError naming the setting otherwise)."""
-    if spec in ("rule_policy", "rule"):
-        check_imitation_supported(obs_size, discrete)
-        return RuleTeacher(device, compiled=compiled)
     if not discrete:
         raise ValueError(
-            f"ppo.imitation_teacher={spec!r}: imitation needs the lookup-table actions; set env.action to "
-            "'discrete' or ppo.imitation_coef to 0"
+            f"ppo.imitation_coef > 0 needs the lookup-table actions (the teacher {spec!r} labels each state with one "
+            "of their rows); set env.action to 'discrete' or ppo.imitation_coef to 0"
         )
-    return BotTeacher(spec, device, obs_size, num_actions)
+    if spec not in (RULE_POLICY, "rule"):
+        return BotTeacher(spec, device, obs_size, num_actions)
+    if obs_size != RULE_OBS_SIZE:
+        raise ValueError(
+            f"ppo.imitation_coef > 0 needs the default {RULE_OBS_SIZE}-float observation that RulePolicy reads, "
+            f"but the env builds {obs_size} floats; use the default observation or set ppo.imitation_coef to 0"
+        )
+    return RuleTeacher(device, compiled=compiled)
 
 
 def imitation_weight(coef: float, until: float, progress: float) -> float:
@@ -115,17 +120,3 @@ def imitation_weight(coef: float, until: float, progress: float) -> float:
     if coef <= 0.0 or until <= 0.0 or progress >= until:
         return 0.0
     return coef * (1.0 - progress / until)
-
-
-def check_imitation_supported(obs_size: int, discrete: bool) -> None:
-    """ValueError naming the setting when imitation cannot run with this observation or action space."""
-    if not discrete:
-        raise ValueError(
-            "ppo.imitation_coef > 0 needs the lookup-table actions (RulePolicy's controls are matched to its rows); "
-            "set env.action to 'discrete' or ppo.imitation_coef to 0"
-        )
-    if obs_size != RULE_OBS_SIZE:
-        raise ValueError(
-            f"ppo.imitation_coef > 0 needs the default {RULE_OBS_SIZE}-float observation that RulePolicy reads, "
-            f"but the env builds {obs_size} floats; use the default observation or set ppo.imitation_coef to 0"
-        )
