@@ -21,7 +21,13 @@ lines, so the figures do not depend on the machine's speed.
 Values at a moment are the median of the samples within one `--every` either side, so one sample taken
 mid-update does not decide. The series themselves go into the JSON too.
 
+With `--preset NAME` it soaks a packaged preset as users run it instead (`rocketrl train --preset NAME`, its own
+arenas, engine, league and checkpoints; only the step budget is lifted so that it runs for `--minutes`). Its
+warm-up then ends once the run has passed its first opponent snapshot, its first checkpoint and its first league
+evaluation (where it has them).
+
     python benchmarks/soak.py [--minutes 30] [--warmup-minutes 5] [--every 10] [--out docs/soak.json]
+    python benchmarks/soak.py --preset league_1v1 --minutes 90 --out docs/soak_league_1v1.json
 """
 
 from __future__ import annotations
@@ -54,11 +60,22 @@ def last_step(log: Path) -> int | None:
 
 
 def warmup_steps(args: argparse.Namespace) -> int:
-    """Agent-steps after which every allocation a run makes has happened once: pool full, then an evaluation."""
+    """Agent-steps after which every allocation a run makes has happened once: pool full, then an evaluation
+    (with `--preset`: its first snapshot, checkpoint and evaluation)."""
+    if args.preset:
+        from rocketrl.config import load_config, preset_config_path
+
+        cfg = load_config(preset_config_path(args.preset))
+        return max(cfg.league.snapshot_interval, cfg.run.checkpoint_interval, cfg.league.eval_interval)
     return POOL_SIZE * args.snapshot_interval + args.eval_interval
 
 
 def train_command(args: argparse.Namespace, logdir: Path) -> list[str]:
+    if args.preset:
+        return [
+            sys.executable, "-m", "rocketrl.cli", "train", "--preset", args.preset, "--logdir", str(logdir),
+            "--name", "soak", "--ascii", "--device", "cpu", "--timesteps", str(10**12), "--seed", str(args.seed),
+        ]  # fmt: skip
     return [
         sys.executable, "-m", "rocketrl.cli", "train", "--config", str(PRESET), "--logdir", str(logdir),
         "--name", "soak", "--ascii", "--device", "cpu", "--timesteps", str(10**12), "--seed", str(args.seed),
@@ -101,6 +118,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--minutes", type=float, default=30.0)
     parser.add_argument("--warmup-minutes", type=float, default=5.0)
     parser.add_argument("--every", type=float, default=10.0, help="seconds between samples (default 10)")
+    parser.add_argument(
+        "--preset", default=None,
+        help="soak this packaged preset with its own settings (e.g. league_1v1); --arenas, --eval-interval and "
+        "--snapshot-interval then do not apply",
+    )  # fmt: skip
     parser.add_argument("--arenas", type=int, default=128)
     parser.add_argument("--eval-interval", type=int, default=250_000, help="agent-steps between evaluations")
     parser.add_argument(
@@ -196,7 +218,11 @@ def analyse(samples: list[tuple[float, dict]], trainer: int, args: argparse.Name
         "warmup_minutes": round(warmup / 60.0, 2) if late else None,
         "warmup_steps": warmup_steps(args),
         "samples": len(samples),
-        "settings": {k: getattr(args, k) for k in ("arenas", "eval_interval", "snapshot_interval", "every", "seed")},
+        "settings": (
+            {"preset": args.preset, "every": args.every, "seed": args.seed}
+            if args.preset
+            else {k: getattr(args, k) for k in ("arenas", "eval_interval", "snapshot_interval", "every", "seed")}
+        ),
         "tree_rss_mib": summarize(tree, warmup, end, every),
         "processes": summarize(count, warmup, end, every),
         "roles": roles,

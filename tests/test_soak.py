@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from benchmark_loader import load_benchmark
 
 MIB = 1024 * 1024
@@ -33,3 +35,13 @@ def test_growth_is_measured_from_the_end_of_the_warmup() -> None:
     # Measured from 40 s instead, the same run shows the step: 400+200 -> 500+200 MiB.
     early = soak.analyse(samples, trainer, args, warmup=40.0)
     assert early["roles"]["trainer"]["rss_mib"]["growth_percent"] == 25.0 and not early["met"]
+
+
+def test_preset_soak_runs_the_preset_and_warms_up_past_its_first_snapshot(tmp_path: Path) -> None:
+    soak = load_benchmark("soak")
+    args = soak.parse_args(["--preset", "league_1v1"])
+    # league_1v1: a snapshot every 4M agent-steps, a checkpoint every 2M, no league evaluations
+    assert soak.warmup_steps(args) == 4_000_000
+    command = soak.train_command(args, tmp_path)
+    assert command[command.index("--preset") + 1] == "league_1v1"
+    assert "--env.num-arenas" not in command and "--league.pool-size" not in command
