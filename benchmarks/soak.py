@@ -71,14 +71,15 @@ def warmup_steps(args: argparse.Namespace) -> int:
 
 
 def train_command(args: argparse.Namespace, logdir: Path) -> list[str]:
-    if args.preset:
-        return [
-            sys.executable, "-m", "rocketrl.cli", "train", "--preset", args.preset, "--logdir", str(logdir),
-            "--name", "soak", "--ascii", "--device", "cpu", "--timesteps", str(10**12), "--seed", str(args.seed),
-        ]  # fmt: skip
-    return [
-        sys.executable, "-m", "rocketrl.cli", "train", "--config", str(PRESET), "--logdir", str(logdir),
+    """The `rocketrl train` command line: the preset as users run it, or vs_rule with the soak's own settings."""
+    source = ["--preset", args.preset] if args.preset else ["--config", str(PRESET)]
+    command = [
+        sys.executable, "-m", "rocketrl.cli", "train", *source, "--logdir", str(logdir),
         "--name", "soak", "--ascii", "--device", "cpu", "--timesteps", str(10**12), "--seed", str(args.seed),
+    ]  # fmt: skip
+    if args.preset:
+        return command
+    return command + [
         "--env.num-arenas", str(args.arenas), "--env.stepping", "processes",
         "--league.eval-interval", str(args.eval_interval), "--league.eval-games", "8",
         "--league.eval-replays", "true", "--league.snapshot-interval", str(args.snapshot_interval),
