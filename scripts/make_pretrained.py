@@ -1,13 +1,15 @@
 """Ship a trained bot inside the package: `rocketrl ... --checkpoint pretrained` (or `pretrained_team`) loads it.
 
+    python scripts/make_pretrained.py --league RECORD.json [EVAL.json ...]   (a league run's gauntlet record,
+        docs/league_*_gauntlet.json; optionally `rocketrl eval --json` files of fresh games of the same bot)
     python scripts/make_pretrained.py REPORT.json   (a benchmarks/learn_vs_rule.py report)
     python scripts/make_pretrained.py --team CHECKPOINT EVAL.json [EVAL.json ...]   (rocketrl eval --json files)
 
 Reads the bot, keeps what playing needs (the network's weights, the observation normalizer, the run's config;
-not the optimizer, league or random generators), and writes it with its measured figures to
-rocketrl/pretrained/vs_rule_1v1.safetensors (the 1v1 bot, from a learning-benchmark report) or
-rocketrl/pretrained/team.safetensors (the team bot, its figures per team size from `rocketrl eval --json` files),
-plus a JSON card beside it.
+not the optimizer, league or random generators), and writes it with its measured figures as a JSON card beside
+it: a 1v1 bot becomes the gauntlet's next version, rocketrl/pretrained/gauntlet/vN.safetensors, and with that the
+shipped 1v1 bot (`pretrained` is the newest gauntlet version; the older ones stay, frozen, as opponents); the team
+bot becomes rocketrl/pretrained/team.safetensors (its figures per team size from `rocketrl eval --json` files).
 """
 
 from __future__ import annotations
@@ -17,24 +19,45 @@ import sys
 from pathlib import Path
 
 from rocketrl.infra.checkpoint import load_checkpoint, save_checkpoint
-from rocketrl.policy.load import PRETRAINED_CHECKPOINT, PRETRAINED_TEAM_CHECKPOINT, checkpoint_config
+from rocketrl.policy.load import (
+    GAUNTLET_DIR,
+    GAUNTLET_PREFIX,
+    PRETRAINED_TEAM_CHECKPOINT,
+    checkpoint_config,
+    gauntlet_versions,
+)
 
 CARD_KEYS = ("games", "wins", "draws", "losses", "win_rate", "win_rate_low", "win_rate_high", "elo")
+RESULT_KEYS = ("wins", "draws", "losses", "goals_for", "goals_against", "win_rate", "win_rate_low", "win_rate_high")
+
+
+def ship_1v1(source: Path, card: dict) -> Path:
+    """Write the bot at `source` as the gauntlet's next version with `card` (gauntlet_version, team_size and name
+    added); returns the new checkpoint's path."""
+    state, meta = load_checkpoint(source)
+    config = portable(checkpoint_config(source, meta))
+    version = max(gauntlet_versions(), default=0) + 1
+    card = {"gauntlet_version": version, "team_size": "1v1", **card, "name": f"{GAUNTLET_PREFIX}{version}"}
+    target = GAUNTLET_DIR / f"v{version}.safetensors"
+    keep = {"model": state["model"], "obs_norm": state["obs_norm"]}
+    GAUNTLET_DIR.mkdir(parents=True, exist_ok=True)
+    save_checkpoint(target, keep, {"config": config, "step": meta.get("step"), "pretrained": card})
+    target.with_suffix(".json").write_text(json.dumps(card, indent=2) + "\n")
+    print(f"wrote {target} ({target.stat().st_size / 2**20:.1f} MiB) from {source}: {card['name']}, now `pretrained`")
+    return target
 
 
 def main(report_path: str) -> None:
+    """Ship the bot of a benchmarks/learn_vs_rule.py report (figures against RulePolicy and the scripted styles)."""
     report = json.loads(Path(report_path).read_text())
     source = Path(report["bot"])
-    state, meta = load_checkpoint(source)
-    config = checkpoint_config(source, meta)
     card = {
-        "name": "vs_rule_1v1",
         "preset": report["preset"],
         "variant": report.get("variant"),
         "train_engine": report.get("train_engine"),
         "seed": report.get("seed"),
         "commit": report.get("commit"),
-        "steps": meta.get("step"),
+        "steps": load_checkpoint(source)[1].get("step"),
         "train_wall_seconds": report["train_wall_seconds"],
         "vs_rule_policy": {k: report[k] for k in CARD_KEYS},
         "vs_rule_policy_exact_kickoffs": {k: report["exact_kickoffs"][k] for k in CARD_KEYS}
@@ -45,12 +68,47 @@ def main(report_path: str) -> None:
         },
         "measured_with": "benchmarks/learn_vs_rule.py: full 5-minute games, kickoff jitter 5 uu, greedy actions",
     }
-    keep = {"model": state["model"], "obs_norm": state["obs_norm"]}
-    PRETRAINED_CHECKPOINT.parent.mkdir(parents=True, exist_ok=True)
-    save_checkpoint(PRETRAINED_CHECKPOINT, keep, {"config": config, "step": meta.get("step"), "pretrained": card})
-    PRETRAINED_CHECKPOINT.with_suffix(".json").write_text(json.dumps(card, indent=2) + "\n")
-    size = PRETRAINED_CHECKPOINT.stat().st_size / 2**20
-    print(f"wrote {PRETRAINED_CHECKPOINT} ({size:.1f} MiB) from {source}")
+    ship_1v1(source, card)
+
+
+def league(record_path: str, evals: list[str] = ()) -> None:
+    """Ship the bot of a league run's gauntlet record (docs/league_*_gauntlet.json: the bot, the train command,
+    the eval settings and machine, and one result per gauntlet opponent): RulePolicy's figures as
+    "vs_rule_policy", every other opponent's under "generalization", as the 1v1 cards have them. `evals`, the
+    `rocketrl eval --json` files of new games of the same bot (games that did not choose it among runs, so their
+    figures carry no selection), go under "fresh_games"."""
+    record = json.loads(Path(record_path).read_text())
+    source = Path(record["bot"])
+    results = record["results"]
+    missing = [name for name in ("rule_policy", "shadow_goalie", "ball_chaser") if name not in results]
+    if missing:
+        sys.exit(f"{record_path}: no results against {', '.join(missing)}; a shipped bot plays the whole gauntlet")
+    meta = load_checkpoint(source)[1]
+    config = checkpoint_config(source, meta)
+
+    def figures(result: dict) -> dict:
+        return {"games": result["num_games"], **{k: result[k] for k in RESULT_KEYS}}
+
+    card = {
+        "preset": record.get("preset", "league_1v1"),
+        "train_command": record["train"],
+        "train_engine": config.get("env", {}).get("engine"),
+        "seed": config.get("run", {}).get("seed"),
+        "init_from": config.get("run", {}).get("init_from"),
+        "steps": meta.get("step"),
+        "vs_rule_policy": figures(results["rule_policy"]),
+        "generalization": {name: figures(r) for name, r in results.items() if name != "rule_policy"},
+        "measured_with": record["settings"].replace("BOT", "CHECKPOINT") + " (RocketSim)",
+        "machine": record["machine"],
+        "record": record_path,
+    }
+    if evals:
+        card["fresh_games"] = {
+            result["name_b"]: figures(result)
+            for path in evals
+            for result in json.loads(Path(path).read_text())["results"]
+        }
+    ship_1v1(source, card)
 
 
 def portable(config: dict) -> dict:
@@ -107,6 +165,8 @@ def team(checkpoint: str, evals: list[str]) -> None:
 if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[1] == "--team":
         team(sys.argv[2], sys.argv[3:])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "--league":
+        league(sys.argv[2], sys.argv[3:])
     elif len(sys.argv) == 2:
         main(sys.argv[1])
     else:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -15,11 +17,14 @@ from rocketrl.policy.load import (
     GAUNTLET_DIR,
     gauntlet,
     gauntlet_bots,
+    gauntlet_versions,
     load_policy,
     policy_name,
     resolve_checkpoint,
 )
 from rocketrl.ppo.trainer import Trainer
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 
 SMALL = [
     "--env.num-arenas", "2", "--env.stepping", "serial", "--env.num-workers", "1",
@@ -43,14 +48,16 @@ def test_an_unknown_gauntlet_version_names_the_ones_there_are() -> None:
         resolve_checkpoint("gauntlet_v99")
 
 
-def test_eval_gauntlet_plays_every_gauntlet_bot_and_scripted_opponent(tmp_path, capsys) -> None:
+@pytest.mark.parametrize("candidate", ["gauntlet_v1", "pretrained"])
+def test_eval_gauntlet_plays_every_gauntlet_bot_and_scripted_opponent_but_itself(tmp_path, candidate) -> None:
     out = tmp_path / "gauntlet.json"
-    args = ["eval", "--checkpoint", "gauntlet_v1", "--gauntlet", "--num-games", "2", "--game-seconds", "5",
+    args = ["eval", "--checkpoint", candidate, "--gauntlet", "--num-games", "2", "--game-seconds", "5",
             "--no-ratings", "--json", str(out)]  # fmt: skip
     assert rocketrl_main(args) == 0
     report = json.loads(out.read_text())
     met = [r["name_b"] for r in report["results"]]
-    assert met == [o for o in gauntlet() if o != "gauntlet_v1"]
+    itself = "gauntlet_v1" if candidate == "gauntlet_v1" else gauntlet_bots()[-1]  # pretrained: the newest
+    assert met == [o for o in gauntlet() if o != itself]
     assert all(r["num_games"] == 2 for r in report["results"])
 
 
@@ -79,3 +86,75 @@ def test_a_network_of_another_shape_is_refused_by_name(tmp_path) -> None:
             trainer.init_from(str(checkpoint))
     finally:
         trainer.close()
+
+
+def test_the_shipped_1v1_bot_is_the_newest_gauntlet_version_with_its_card() -> None:
+    newest = gauntlet_versions()[-1]
+    assert resolve_checkpoint("pretrained") == GAUNTLET_DIR / f"v{newest}.safetensors"
+    card = json.loads((GAUNTLET_DIR / f"v{newest}.json").read_text())
+    assert card["gauntlet_version"] == newest and card["name"] == f"gauntlet_v{newest}"
+    assert card["vs_rule_policy"]["games"] >= 100 and card["vs_rule_policy"]["win_rate"] >= 0.97
+    assert policy_name("pretrained") == "pretrained"
+
+
+def _make_pretrained(monkeypatch, gauntlet_dir):
+    """scripts/make_pretrained.py as a module, writing its gauntlet versions into `gauntlet_dir`."""
+    import rocketrl.policy.load as load
+
+    spec = importlib.util.spec_from_file_location("make_pretrained", SCRIPTS / "make_pretrained.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(load, "GAUNTLET_DIR", gauntlet_dir)
+    monkeypatch.setattr(module, "GAUNTLET_DIR", gauntlet_dir)
+    return module
+
+
+def _result(wins: int, losses: int) -> dict:
+    return {
+        "num_games": wins + losses,
+        "wins": wins,
+        "draws": 0,
+        "losses": losses,
+        "goals_for": 2 * wins,
+        "goals_against": losses,
+        "win_rate": wins / (wins + losses),
+        "win_rate_low": 0.1,
+        "win_rate_high": 0.9,
+    }
+
+
+def test_a_league_bot_ships_as_the_next_gauntlet_version_with_its_figures(tmp_path, monkeypatch) -> None:
+    gauntlet_dir = tmp_path / "gauntlet"
+    gauntlet_dir.mkdir()
+    (gauntlet_dir / "v1.safetensors").write_bytes((GAUNTLET_DIR / "v1.safetensors").read_bytes())
+    make_pretrained = _make_pretrained(monkeypatch, gauntlet_dir)
+    bot = make_checkpoint(tmp_path, hidden=(64, 64))
+    record = {
+        "bot": str(bot),
+        "train": "rocketrl train --preset league_1v1 --seed 3",
+        "machine": "test machine",
+        "settings": "rocketrl eval --checkpoint BOT --gauntlet --num-games 4",
+        "results": {"gauntlet_v1": _result(3, 1), "rule_policy": _result(4, 0), "shadow_goalie": _result(4, 0)},
+    }
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(record))
+    with pytest.raises(SystemExit, match="ball_chaser"):  # a shipped bot has played every scripted opponent
+        make_pretrained.league(str(path))
+    assert not (gauntlet_dir / "v2.safetensors").exists()
+    record["results"]["ball_chaser"] = _result(2, 2)
+    path.write_text(json.dumps(record))
+    fresh = tmp_path / "fresh.json"  # new games of the same bot, as `rocketrl eval --json` writes them
+    fresh.write_text(json.dumps({"results": [{"name_a": "pretrained", "name_b": "rule_policy", **_result(3, 1)}]}))
+    make_pretrained.league(str(path), [str(fresh)])
+    card = json.loads((gauntlet_dir / "v2.json").read_text())
+    assert card["gauntlet_version"] == 2 and card["name"] == "gauntlet_v2" and card["team_size"] == "1v1"
+    assert card["vs_rule_policy"]["wins"] == 4 and card["vs_rule_policy"]["games"] == 4
+    assert set(card["generalization"]) == {"gauntlet_v1", "shadow_goalie", "ball_chaser"}
+    assert card["measured_with"].startswith("rocketrl eval --checkpoint CHECKPOINT --gauntlet")
+    fresh_figures = {k: v for k, v in _result(3, 1).items() if k != "num_games"}
+    assert card["fresh_games"] == {"rule_policy": {"games": 4, **fresh_figures}}
+    shipped, meta = load_checkpoint(gauntlet_dir / "v2.safetensors")
+    trained, _ = load_checkpoint(bot)
+    assert set(shipped) == {"model", "obs_norm"} and meta["pretrained"]["name"] == "gauntlet_v2"
+    for name, value in trained["model"].items():
+        assert torch.equal(shipped["model"][name], value), name

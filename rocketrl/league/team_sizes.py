@@ -1,7 +1,7 @@
 """The team sizes a checkpoint was trained and measured at, and a warning for games outside them.
 
 A checkpoint records its run's config: the env's team sizes, or the stages of its team-size curriculum
-(league.curriculum) when it had one. A card (the JSON beside a shipped checkpoint, e.g. pretrained/vs_rule_1v1.json)
+(league.curriculum) when it had one. A card (the JSON beside a shipped checkpoint, e.g. pretrained/gauntlet/v1.json)
 names the team sizes its figures were measured at ("by_team_size", or one "team_size", 1v1 when absent). A bot
 asked to play another size still plays (one network reads every size up to 3v3, the missing cars' slots empty),
 but the figures say nothing of it, so the commands that play games warn first.

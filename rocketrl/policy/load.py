@@ -22,16 +22,23 @@ RANDOM_POLICY = "random"
 PRETRAINED = "pretrained"
 PRETRAINED_TEAM = "pretrained_team"
 PRETRAINED_DIR = Path(__file__).resolve().parent.parent / "pretrained"
-PRETRAINED_CHECKPOINT = PRETRAINED_DIR / "vs_rule_1v1.safetensors"
-"""The 1v1 bot shipped with the package (`--checkpoint pretrained`), trained with the vs_rule_imitate preset."""
+GAUNTLET_DIR = PRETRAINED_DIR / "gauntlet"
+"""The gauntlet: every 1v1 bot shipped so far, frozen as vN.safetensors with its card vN.json (v1 the first)."""
+GAUNTLET_PREFIX = "gauntlet_v"
+
+
+def gauntlet_versions() -> list[int]:
+    """The gauntlet's version numbers, oldest first."""
+    return sorted(int(p.stem[1:]) for p in GAUNTLET_DIR.glob("v*.safetensors") if p.stem[1:].isdigit())
+
+
+PRETRAINED_CHECKPOINT = GAUNTLET_DIR / f"v{max(gauntlet_versions(), default=1)}.safetensors"
+"""The 1v1 bot shipped with the package (`--checkpoint pretrained`): the newest gauntlet bot, its card beside it."""
 PRETRAINED_TEAM_CHECKPOINT = PRETRAINED_DIR / "team.safetensors"
 """The team bot shipped with the package (`--checkpoint pretrained_team`): one network for 1v1, 2v2 and 3v3,
 trained with the team preset; its card (team.json) holds its figures per team size."""
 SHIPPED_BOTS = {PRETRAINED: PRETRAINED_CHECKPOINT, PRETRAINED_TEAM: PRETRAINED_TEAM_CHECKPOINT}
 """The bots shipped with the package, by the name `--checkpoint` takes."""
-GAUNTLET_DIR = PRETRAINED_DIR / "gauntlet"
-"""The gauntlet: every bot shipped so far, frozen as vN.safetensors with its card vN.json (v1 the first)."""
-GAUNTLET_PREFIX = "gauntlet_v"
 SCRIPTED_GAUNTLET = (RULE_POLICY, "shadow_goalie", "ball_chaser")
 """The scripted opponents every candidate also meets in the gauntlet."""
 TEAM_GAUNTLET = ("rotation",)
@@ -42,8 +49,7 @@ SCRIPTED_NAMES = ("shadow_goalie", "ball_chaser", "rotation")
 
 def gauntlet_bots() -> list[str]:
     """The gauntlet's bots by name ('gauntlet_v1', ...), oldest first."""
-    versions = sorted(int(p.stem[1:]) for p in GAUNTLET_DIR.glob("v*.safetensors") if p.stem[1:].isdigit())
-    return [f"{GAUNTLET_PREFIX}{v}" for v in versions]
+    return [f"{GAUNTLET_PREFIX}{v}" for v in gauntlet_versions()]
 
 
 def gauntlet(team: bool = False) -> list[str]:
