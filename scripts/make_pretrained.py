@@ -23,6 +23,7 @@ from rocketrl.policy.load import (
     GAUNTLET_DIR,
     GAUNTLET_PREFIX,
     PRETRAINED_TEAM_CHECKPOINT,
+    SCRIPTED_GAUNTLET,
     checkpoint_config,
     gauntlet_versions,
 )
@@ -31,10 +32,9 @@ CARD_KEYS = ("games", "wins", "draws", "losses", "win_rate", "win_rate_low", "wi
 RESULT_KEYS = ("wins", "draws", "losses", "goals_for", "goals_against", "win_rate", "win_rate_low", "win_rate_high")
 
 
-def ship_1v1(source: Path, card: dict) -> Path:
-    """Write the bot at `source` as the gauntlet's next version with `card` (gauntlet_version, team_size and name
-    added); returns the new checkpoint's path."""
-    state, meta = load_checkpoint(source)
+def ship_1v1(source: Path, state: dict, meta: dict, card: dict) -> Path:
+    """Write the bot at `source` (its checkpoint's tensors `state` and metadata `meta`) as the gauntlet's next
+    version with `card` (gauntlet_version, team_size and name added); returns the new checkpoint's path."""
     config = portable(checkpoint_config(source, meta))
     version = max(gauntlet_versions(), default=0) + 1
     card = {"gauntlet_version": version, "team_size": "1v1", **card, "name": f"{GAUNTLET_PREFIX}{version}"}
@@ -51,13 +51,14 @@ def main(report_path: str) -> None:
     """Ship the bot of a benchmarks/learn_vs_rule.py report (figures against RulePolicy and the scripted styles)."""
     report = json.loads(Path(report_path).read_text())
     source = Path(report["bot"])
+    state, meta = load_checkpoint(source)
     card = {
         "preset": report["preset"],
         "variant": report.get("variant"),
         "train_engine": report.get("train_engine"),
         "seed": report.get("seed"),
         "commit": report.get("commit"),
-        "steps": load_checkpoint(source)[1].get("step"),
+        "steps": meta.get("step"),
         "train_wall_seconds": report["train_wall_seconds"],
         "vs_rule_policy": {k: report[k] for k in CARD_KEYS},
         "vs_rule_policy_exact_kickoffs": {k: report["exact_kickoffs"][k] for k in CARD_KEYS}
@@ -68,7 +69,7 @@ def main(report_path: str) -> None:
         },
         "measured_with": "benchmarks/learn_vs_rule.py: full 5-minute games, kickoff jitter 5 uu, greedy actions",
     }
-    ship_1v1(source, card)
+    ship_1v1(source, state, meta, card)
 
 
 def league(record_path: str, evals: list[str] = ()) -> None:
@@ -80,17 +81,18 @@ def league(record_path: str, evals: list[str] = ()) -> None:
     record = json.loads(Path(record_path).read_text())
     source = Path(record["bot"])
     results = record["results"]
-    missing = [name for name in ("rule_policy", "shadow_goalie", "ball_chaser") if name not in results]
+    missing = [name for name in SCRIPTED_GAUNTLET if name not in results]
     if missing:
         sys.exit(f"{record_path}: no results against {', '.join(missing)}; a shipped bot plays the whole gauntlet")
-    meta = load_checkpoint(source)[1]
+    state, meta = load_checkpoint(source)
     config = checkpoint_config(source, meta)
+    command = record["train"].split()
 
     def figures(result: dict) -> dict:
         return {"games": result["num_games"], **{k: result[k] for k in RESULT_KEYS}}
 
     card = {
-        "preset": record.get("preset", "league_1v1"),
+        "preset": command[command.index("--preset") + 1] if "--preset" in command else None,
         "train_command": record["train"],
         "train_engine": config.get("env", {}).get("engine"),
         "seed": config.get("run", {}).get("seed"),
@@ -108,7 +110,7 @@ def league(record_path: str, evals: list[str] = ()) -> None:
             for path in evals
             for result in json.loads(Path(path).read_text())["results"]
         }
-    ship_1v1(source, card)
+    ship_1v1(source, state, meta, card)
 
 
 def portable(config: dict) -> dict:

@@ -148,6 +148,7 @@ def test_a_league_bot_ships_as_the_next_gauntlet_version_with_its_figures(tmp_pa
     make_pretrained.league(str(path), [str(fresh)])
     card = json.loads((gauntlet_dir / "v2.json").read_text())
     assert card["gauntlet_version"] == 2 and card["name"] == "gauntlet_v2" and card["team_size"] == "1v1"
+    assert card["preset"] == "league_1v1" and card["train_command"] == record["train"]
     assert card["vs_rule_policy"]["wins"] == 4 and card["vs_rule_policy"]["games"] == 4
     assert set(card["generalization"]) == {"gauntlet_v1", "shadow_goalie", "ball_chaser"}
     assert card["measured_with"].startswith("rocketrl eval --checkpoint CHECKPOINT --gauntlet")
