@@ -236,6 +236,18 @@ def test_league_opponents_and_a_curriculum_stage_change_run_on_the_workers(clust
     assert trainer.counters.global_step >= 640 and trainer.collection.dropped_steps <= 2 * 2 * 3 * 16
 
 
+def test_a_fixed_opponent_with_its_own_network_plays_on_the_workers(cluster, tmp_path) -> None:
+    """gauntlet_v1 (larger than the 32-unit learner) reaches the workers with its own config and plays there."""
+    cfg = small_config(
+        tmp_path, "fixed", "--run.timesteps", "384", "--league.opponents", "checkpoint=1.0",
+        "--league.fixed-opponents", "gauntlet_v1", "--league.old-floor", "1.0", "--env.episode-seconds", "1.5",
+    )  # fmt: skip
+    trainer = run(cfg)
+    league = trainer.league
+    assert league is not None and "fixed_gauntlet_v1" in league.pool_names()
+    assert "fixed_gauntlet_v1" in league.training_results  # its games were played and counted on the workers
+
+
 def test_distributed_run_learns_to_touch_the_ball(cluster, tmp_path) -> None:
     # As tests/test_learning.py measures it, at half its steps and arenas, on two workers; synchronous
     # (ray.max_policy_lag 0), so the outcome does not depend on which worker's rollout arrives first.

@@ -35,6 +35,7 @@ from rocketrl.env.config import EnvConfig
 from rocketrl.infra.checkpoint import load_checkpoint
 from rocketrl.league.curriculum import Stage
 from rocketrl.league.plan import ArenaPlan
+from rocketrl.policy.load import checkpoint_config
 from rocketrl.ppo.collection import Collection
 from rocketrl.ppo.train_config import TrainConfig
 from rocketrl.ppo.train_logger import UpdateReport
@@ -238,7 +239,8 @@ class RayCollection(Collection):
         trainer = self.trainer
         league = trainer.league
         names = league.opponent_names(self._plan) if league is not None and self._plan else []
-        snapshots = {name: self._snapshot_ref(name) for name in set(names) if name.startswith("snapshot_")}
+        pool = set(league.pool_names()) if league is not None else set()
+        snapshots = {name: self._snapshot_ref(name) for name in set(names) if name in pool}
         self.pool.launch(index, self._weights, trainer.counters.updates, names, snapshots, trainer.progress())
 
     def _launch_idle(self) -> None:
@@ -260,12 +262,15 @@ class RayCollection(Collection):
         if name not in self._snapshot_refs:
             league = self.trainer.league
             assert league is not None
-            pool = {s["name"] for s in league.snapshots[-league.config.pool_size :]}
+            pool = set(league.pool_names())
             for old in [n for n in self._snapshot_refs if n not in pool]:
                 del self._snapshot_refs[old]
             entry = next(s for s in league.snapshots if s["name"] == name)
-            state, _ = load_checkpoint(self.trainer.run_dir / entry["path"])
-            self._snapshot_refs[name] = self.ray.put(to_numpy({"model": state["model"], "obs_norm": state["obs_norm"]}))
+            path = self.trainer.run_dir / entry["path"]
+            state, meta = load_checkpoint(path)
+            payload = {key: state[key] for key in ("model", "obs_norm") if key in state}
+            payload["config"] = checkpoint_config(path, meta)  # a fixed opponent's network may differ from the run's
+            self._snapshot_refs[name] = self.ray.put(to_numpy(payload))
         return self._snapshot_refs[name]
 
     def _record_bundle(self, bundle: dict[str, Any]) -> None:

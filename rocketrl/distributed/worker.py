@@ -60,7 +60,8 @@ class WorkerLeague(League):
             if len(self._snapshot_policies) >= 8:  # keep a few networks in memory
                 self._snapshot_policies.pop(next(iter(self._snapshot_policies)))
             state = self.snapshot_states.pop(name)
-            self._snapshot_policies[name] = policy_from_state(state, self.config_dict, self.device)
+            config = state.pop("config", None) or self.config_dict  # the snapshot's own (a fixed opponent's may differ)
+            self._snapshot_policies[name] = policy_from_state(state, config, self.device)
         return self._snapshot_policies[name]
 
     def take_outcomes(self) -> tuple[dict[str, list[int]], dict[str, list[float]]]:

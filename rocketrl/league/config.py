@@ -24,6 +24,12 @@ class LeagueConfig:
     """Most recent snapshots that can be picked as opponents."""
     old_floor: float = 0.2
     """Share of snapshot picks made uniformly over the pool regardless of rating (against forgetting)."""
+    fixed_opponents: list[str] = field(default_factory=list)
+    """Bots that join the pool at the start, beside the learner's first snapshot, and stay in it: shipped bots
+    ('gauntlet_vN'; 'gauntlet' for every gauntlet bot; 'pretrained') or checkpoint paths. They are matched by
+    the same ratings and never pushed out by `pool_size`; one that is the file the run starts from
+    (`run.init_from`) is left out, its first snapshot being that bot. Each is copied into
+    <run>/league/snapshots/, so the run keeps the opponents it trained against."""
     rate_training_games: bool = False
     """Finished training games against snapshots and RulePolicy also update the ratings (Elo and OpenSkill)
     that matchmaking reads. Without it the ratings move only in evaluation matches, so with `eval_interval: 0`
@@ -66,6 +72,13 @@ class LeagueConfig:
             raise ValueError(f"league.pool_size={self.pool_size}: must be at least 1")
         if not 0.0 <= self.old_floor <= 1.0:
             raise ValueError(f"league.old_floor={self.old_floor}: must be in [0, 1]")
+        if not isinstance(self.fixed_opponents, list) or not all(
+            isinstance(spec, str) and spec.strip() for spec in self.fixed_opponents
+        ):
+            raise ValueError(
+                f"league.fixed_opponents={self.fixed_opponents!r}: must be a list of bot names or checkpoint paths, "
+                "e.g. [gauntlet_v1] or [gauntlet]"
+            )
         if self.opponent_groups < 1:
             raise ValueError(f"league.opponent_groups={self.opponent_groups}: must be at least 1")
         if self.eval_interval < 0:

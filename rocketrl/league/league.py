@@ -1,7 +1,8 @@
 """League: the learner's opponents during training, their ratings, evaluation and the curriculum.
 
 - Snapshots of the learner join the pool every `snapshot_interval` agent-steps (one at the start),
-  stored as checkpoints in <run>/league/snapshots/ so `rocketrl eval` can load them too.
+  stored as checkpoints in <run>/league/snapshots/ so `rocketrl eval` can load them too. Fixed opponents
+  (`fixed_opponents`: shipped bots or checkpoints) join at the start too and are never pushed out.
 - Matchmaking: a snapshot s is picked with weight p(1 - p), p the learner's Elo-predicted win
   probability against s, so most games are close; `old_floor` of the picks are uniform over the
   pool so old versions keep being played (against forgetting).
@@ -24,16 +25,22 @@ import torch
 from rocketrl.env.batched import BatchedEnv
 from rocketrl.env.config import EnvConfig
 from rocketrl.infra.atomic_json import write_json_atomic
-from rocketrl.infra.checkpoint import save_checkpoint
+from rocketrl.infra.checkpoint import load_checkpoint, save_checkpoint
 from rocketrl.league.config import LeagueConfig
 from rocketrl.league.curriculum import Curriculum, Stage, load_curriculum
 from rocketrl.league.match import MatchConfig, MatchResult, game_env_config, play_match
 from rocketrl.league.plan import ArenaPlan
 from rocketrl.league.ratings import RatingTable
 from rocketrl.league.top_replays import TopEpisodeReplays
-from rocketrl.policy.actor_critic import ActorCritic, PolicyActor
+from rocketrl.policy.actor_critic import ActorCritic, PolicyActor, weights_obs_size
 from rocketrl.policy.base import Policy, PolicyDriver
-from rocketrl.policy.load import RULE_POLICY, policy_from_checkpoint
+from rocketrl.policy.load import (
+    RULE_POLICY,
+    checkpoint_config,
+    gauntlet_bots,
+    policy_from_checkpoint,
+    resolve_checkpoint,
+)
 from rocketrl.policy.normalize import ObservationNormalizer
 
 ROTATION = "rotation"
@@ -154,9 +161,15 @@ class League:
             self._snapshot_policies[name] = policy_from_checkpoint(self.run_dir / entry["path"], device=self.device)
         return self._snapshot_policies[name]
 
+    def pool_names(self) -> list[str]:
+        """The pickable opponents: every fixed opponent, then the `pool_size` newest snapshots of the learner."""
+        fixed = [s["name"] for s in self.snapshots if s.get("fixed")]
+        learner = [s["name"] for s in self.snapshots if not s.get("fixed")]
+        return fixed + learner[-self.config.pool_size :]
+
     def pick_probabilities(self) -> tuple[list[str], np.ndarray]:
         """Names of the pickable snapshots and their probabilities: (1 - floor) * p(1-p)-weighted + floor * uniform."""
-        pool = [s["name"] for s in self.snapshots[-self.config.pool_size :]]
+        pool = self.pool_names()
         if not pool:
             return [], np.zeros(0)
         p = np.array([self.table.win_probability(LEARNER, name) for name in pool])
@@ -216,6 +229,44 @@ class League:
         self.table.add(name, elo=self.table[LEARNER].elo)
         self.next_snapshot = (step // self.config.snapshot_interval + 1) * self.config.snapshot_interval
         return name
+
+    def add_fixed_opponents(self, obs_size: int, start_file: Path | None = None) -> list[str]:
+        """Copy each of `fixed_opponents` into the pool (once, at the start), rated at the learner's Elo; returns
+        their names. A bot whose file is `start_file` (the run's `run.init_from`) is left out.
+
+        Raises ValueError naming league.fixed_opponents when a bot sees a different observation (obs_size floats,
+        e.g. a bot of another team size)."""
+        specs: list[str] = []
+        for spec in self.config.fixed_opponents:
+            specs.extend(gauntlet_bots() if spec == "gauntlet" else [spec])
+        names: list[str] = []
+        taken = {s["name"] for s in self.snapshots}
+        for spec in dict.fromkeys(specs):
+            path = resolve_checkpoint(spec)
+            if start_file is not None and path.resolve() == Path(start_file).resolve():
+                continue
+            state, meta = load_checkpoint(path)
+            if "model" not in state:
+                raise ValueError(f"league.fixed_opponents: {spec!r} ({path}) holds no network")
+            seen = weights_obs_size(state["model"])
+            if seen != obs_size:
+                raise ValueError(
+                    f"league.fixed_opponents: {spec!r} sees {seen} observation floats where this run's cars see "
+                    f"{obs_size}; name bots trained with the same team size and observation"
+                )
+            name = Path(spec).stem if Path(spec).suffix else str(spec)
+            name = f"fixed_{name}"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            rel = Path("league") / "snapshots" / f"{name}.safetensors"
+            kept = {"model": state["model"], **({"obs_norm": state["obs_norm"]} if "obs_norm" in state else {})}
+            about = {"config": checkpoint_config(path, meta), "snapshot": name, "from": str(spec)}
+            save_checkpoint(self.run_dir / rel, kept, meta=about)
+            self.snapshots.append({"name": name, "step": 0, "path": str(rel), "fixed": True, "from": str(spec)})
+            self.table.add(name, elo=self.table[LEARNER].elo)
+            names.append(name)
+        return names
 
     def evaluation_env(self, env_config: EnvConfig) -> BatchedEnv:
         """The arenas the evaluation games are played in, for the current stage's team sizes: built once and

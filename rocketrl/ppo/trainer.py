@@ -117,6 +117,8 @@ class Trainer:
         self.recent_touch_rates: deque[float] = deque(maxlen=100)
         self.step_seconds = step_seconds(cfg.env.tick_skip)
         self._stop_signal: int | None = None
+        self.init_file: Path | None = None
+        """The checkpoint the network started from (run.init_from), once `init_from` has run."""
 
     def _stage_env_config(self) -> EnvConfig:
         """cfg.env with the team sizes of the current curriculum stage."""
@@ -289,6 +291,7 @@ class Trainer:
         path = resolve_checkpoint(spec)
         state, _ = load_checkpoint(path, device=self.device)
         self.algorithm.init_from(state, spec)
+        self.init_file = path
         return path
 
     # ---------------------------------------------------------------------------------- loop
@@ -298,6 +301,7 @@ class Trainer:
         self._install_signal_handlers()
         if self.league is not None and not self.league.snapshots:
             self.league.add_snapshot(self.model, self.obs_norm, self.config_dict, self.counters.global_step)
+            self.league.add_fixed_opponents(self.algorithm.obs_size, self.init_file)
         if self.league is not None and cfg.league.eval_interval:
             self.league.evaluation_env(cfg.env)  # its workers start now, not at the first evaluation
         self.collection.start()

@@ -1,0 +1,93 @@
+"""Fixed opponents of the league (`league.fixed_opponents`): shipped bots join the pool at the start, are copied
+into the run, stay pickable whatever `pool_size`, play with their own network, and survive a resume."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from rocketrl.config import load_config
+from rocketrl.infra.checkpoint import load_checkpoint
+from rocketrl.league.config import LeagueConfig
+from rocketrl.league.league import LEARNER, League
+from rocketrl.policy.actor_critic import weights_obs_size
+from rocketrl.policy.load import load_policy, resolve_checkpoint
+from rocketrl.ppo.trainer import Trainer
+
+
+def _obs_size(spec: str) -> int:
+    state, _ = load_checkpoint(resolve_checkpoint(spec))
+    return weights_obs_size(state["model"])
+
+
+def test_gauntlet_bots_join_the_pool_except_the_start_and_are_never_pushed_out(tmp_path: Path) -> None:
+    league = League(LeagueConfig(fixed_opponents=["gauntlet"], pool_size=1), tmp_path, torch.device("cpu"))
+    league.table[LEARNER].elo = 1612.0
+    names = league.add_fixed_opponents(_obs_size("gauntlet_v1"), start_file=resolve_checkpoint("gauntlet_v2"))
+    assert names == ["fixed_gauntlet_v1"]  # gauntlet_v2 is where the learner starts: its first snapshot
+    assert league.table["fixed_gauntlet_v1"].elo == 1612.0
+    for step in (0, 4, 8):
+        name = f"snapshot_{step}"
+        league.snapshots.append({"name": name, "step": step, "path": f"{name}.safetensors"})
+        league.table.add(name)
+    assert league.pool_names() == ["fixed_gauntlet_v1", "snapshot_8"]
+    pool, probs = league.pick_probabilities()
+    assert pool == ["fixed_gauntlet_v1", "snapshot_8"] and probs.sum() == pytest.approx(1.0)
+
+    # The run keeps its own copy, with the same weights and normalizer as the shipped file.
+    copied, _ = load_checkpoint(tmp_path / "league" / "snapshots" / "fixed_gauntlet_v1.safetensors")
+    shipped, _ = load_checkpoint(resolve_checkpoint("gauntlet_v1"))
+    for part in ("model", "obs_norm"):
+        assert copied[part].keys() == shipped[part].keys()
+        for key in shipped[part]:
+            assert torch.equal(copied[part][key], shipped[part][key]), (part, key)
+    # ... and the pool plays it with its own network: the same actions as the shipped bot.
+    obs = torch.randn(64, _obs_size("gauntlet_v1"))
+    ours, theirs = league.snapshot_policy("fixed_gauntlet_v1"), load_policy("gauntlet_v1", deterministic=True)
+    ours.deterministic = True
+    assert torch.equal(ours.act(obs)[0], theirs.act(obs)[0])
+
+    resumed = League(LeagueConfig(fixed_opponents=["gauntlet"], pool_size=1), tmp_path, torch.device("cpu"))
+    resumed.load_state_dict(league.state_dict())
+    assert resumed.pool_names() == league.pool_names()
+
+
+def test_a_bot_that_sees_another_observation_is_refused_by_name(tmp_path: Path) -> None:
+    league = League(LeagueConfig(fixed_opponents=["gauntlet_v1"]), tmp_path, torch.device("cpu"))
+    with pytest.raises(ValueError, match=r"league.fixed_opponents: 'gauntlet_v1' sees \d+ observation floats"):
+        league.add_fixed_opponents(_obs_size("gauntlet_v1") + 1)
+    with pytest.raises(FileNotFoundError, match="gauntlet_v99"):
+        League(LeagueConfig(fixed_opponents=["gauntlet_v99"]), tmp_path, torch.device("cpu")).add_fixed_opponents(1)
+
+
+def test_fixed_opponents_setting_is_checked_and_read_from_the_command_line() -> None:
+    with pytest.raises(ValueError, match="league.fixed_opponents"):
+        LeagueConfig(fixed_opponents="gauntlet_v1")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="league.fixed_opponents"):
+        LeagueConfig(fixed_opponents=[""])
+    cfg = load_config(None, ["--league.fixed-opponents", "gauntlet_v1,gauntlet_v2"])
+    assert cfg.league.fixed_opponents == ["gauntlet_v1", "gauntlet_v2"]
+
+
+def test_a_run_trains_against_a_fixed_bot_with_a_network_unlike_its_own(tmp_path: Path) -> None:
+    """A tiny learner (32 units) meets gauntlet_v1 (its own, larger network) in its checkpoint arenas."""
+    overrides = [
+        "--env.num-arenas", "4", "--env.stepping", "serial", "--ppo.rollout-steps", "32", "--ppo.minibatches", "2",
+        "--ppo.epochs", "1", "--model.actor-hidden", "[32]", "--model.critic-hidden", "[32]",
+        "--run.timesteps", "512", "--run.checkpoint-interval", "10000", "--run.logdir", str(tmp_path),
+        "--run.name", "fixed", "--league.opponents", "checkpoint=1.0", "--league.fixed-opponents", "gauntlet_v1",
+        "--league.snapshot-interval", "1000000", "--league.old-floor", "1.0",
+    ]  # fmt: skip
+    trainer = Trainer(load_config(None, overrides))
+    try:
+        trainer.verify()
+        trainer.learn()
+        league = trainer.league
+        assert league is not None
+        assert [s["name"] for s in league.snapshots] == ["snapshot_000000000000", "fixed_gauntlet_v1"]
+        assert "fixed_gauntlet_v1" in league._snapshot_policies  # picked and played
+        assert (trainer.run_dir / "league" / "snapshots" / "fixed_gauntlet_v1.safetensors").is_file()
+    finally:
+        trainer.close()
