@@ -23,7 +23,8 @@ def _obs_size(spec: str) -> int:
 
 
 def test_gauntlet_bots_join_the_pool_except_the_start_and_are_never_pushed_out(tmp_path: Path) -> None:
-    league = League(LeagueConfig(fixed_opponents=["gauntlet"], pool_size=1), tmp_path, torch.device("cpu"))
+    fixed = ["gauntlet", "pretrained", "gauntlet_v1"]  # pretrained is the newest gauntlet bot: each file once
+    league = League(LeagueConfig(fixed_opponents=fixed, pool_size=1), tmp_path, torch.device("cpu"))
     league.table[LEARNER].elo = 1612.0
     names = league.add_fixed_opponents(_obs_size("gauntlet_v1"), start_file=resolve_checkpoint("gauntlet_v2"))
     assert names == ["fixed_gauntlet_v1"]  # gauntlet_v2 is where the learner starts: its first snapshot

@@ -232,7 +232,7 @@ class League:
 
     def add_fixed_opponents(self, obs_size: int, start_file: Path | None = None) -> list[str]:
         """Copy each of `fixed_opponents` into the pool (once, at the start), rated at the learner's Elo; returns
-        their names. A bot whose file is `start_file` (the run's `run.init_from`) is left out.
+        their names. A bot whose file is `start_file` (the run's `run.init_from`) or one already added is left out.
 
         Raises ValueError naming league.fixed_opponents when a bot sees a different observation (obs_size floats,
         e.g. a bot of another team size)."""
@@ -241,17 +241,19 @@ class League:
             specs.extend(gauntlet_bots() if spec == "gauntlet" else [spec])
         names: list[str] = []
         taken = {s["name"] for s in self.snapshots}
-        for spec in dict.fromkeys(specs):
+        seen = {Path(start_file).resolve()} if start_file is not None else set()
+        for spec in specs:
             path = resolve_checkpoint(spec)
-            if start_file is not None and path.resolve() == Path(start_file).resolve():
+            if path.resolve() in seen:  # the run's start, or named twice ('pretrained' is the newest gauntlet bot)
                 continue
+            seen.add(path.resolve())
             state, meta = load_checkpoint(path)
             if "model" not in state:
                 raise ValueError(f"league.fixed_opponents: {spec!r} ({path}) holds no network")
-            seen = weights_obs_size(state["model"])
-            if seen != obs_size:
+            sees = weights_obs_size(state["model"])
+            if sees != obs_size:
                 raise ValueError(
-                    f"league.fixed_opponents: {spec!r} sees {seen} observation floats where this run's cars see "
+                    f"league.fixed_opponents: {spec!r} sees {sees} observation floats where this run's cars see "
                     f"{obs_size}; name bots trained with the same team size and observation"
                 )
             name = Path(spec).stem if Path(spec).suffix else str(spec)
