@@ -13,7 +13,7 @@ from rocketrl.infra.checkpoint import load_checkpoint
 from rocketrl.league.config import LeagueConfig
 from rocketrl.league.league import LEARNER, League
 from rocketrl.policy.actor_critic import weights_obs_size
-from rocketrl.policy.load import load_policy, resolve_checkpoint
+from rocketrl.policy.load import gauntlet_bots, load_policy, resolve_checkpoint
 from rocketrl.ppo.trainer import Trainer
 
 
@@ -26,16 +26,17 @@ def test_gauntlet_bots_join_the_pool_except_the_start_and_are_never_pushed_out(t
     fixed = ["gauntlet", "pretrained", "gauntlet_v1"]  # pretrained is the newest gauntlet bot: each file once
     league = League(LeagueConfig(fixed_opponents=fixed, pool_size=1), tmp_path, torch.device("cpu"))
     league.table[LEARNER].elo = 1612.0
-    names = league.add_fixed_opponents(_obs_size("gauntlet_v1"), start_file=resolve_checkpoint("gauntlet_v2"))
-    assert names == ["fixed_gauntlet_v1"]  # gauntlet_v2 is where the learner starts: its first snapshot
+    names = league.add_fixed_opponents(_obs_size("gauntlet_v1"), start_file=resolve_checkpoint("pretrained"))
+    # The newest gauntlet bot (pretrained) is where the learner starts: its first snapshot.
+    assert names == [f"fixed_{bot}" for bot in gauntlet_bots()[:-1]] and names[0] == "fixed_gauntlet_v1"
     assert league.table["fixed_gauntlet_v1"].elo == 1612.0
     for step in (0, 4, 8):
         name = f"snapshot_{step}"
         league.snapshots.append({"name": name, "step": step, "path": f"{name}.safetensors"})
         league.table.add(name)
-    assert league.pool_names() == ["fixed_gauntlet_v1", "snapshot_8"]
+    assert league.pool_names() == [*names, "snapshot_8"]
     pool, probs = league.pick_probabilities()
-    assert pool == ["fixed_gauntlet_v1", "snapshot_8"] and probs.sum() == pytest.approx(1.0)
+    assert pool == [*names, "snapshot_8"] and probs.sum() == pytest.approx(1.0)
 
     # The run keeps its own copy, with the same weights and normalizer as the shipped file.
     copied, _ = load_checkpoint(tmp_path / "league" / "snapshots" / "fixed_gauntlet_v1.safetensors")
