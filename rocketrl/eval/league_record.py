@@ -1,0 +1,150 @@
+"""The record of a league run (docs/league_runs.jsonl, one JSON line per run) and its gauntlet file
+(docs/league_<tag>_gauntlet.json), made from the run's folder and the `rocketrl eval --json` report of its
+gauntlet games; and the Markdown table of a generation (every recorded run that started from the same bot) that
+docs/results/learning.md shows.
+
+Wins and rates are the learner's (side a of each eval result); `win_rate` counts a draw as half a win, with its
+Wilson 95% interval as `rocketrl eval` reports it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from rocketrl.infra.machine_cache import cpu_model_and_flags
+from rocketrl.league.ratings import win_rate_interval
+
+RESULT_KEYS = (
+    "num_games", "wins", "draws", "losses", "goals_for", "goals_against", "win_rate", "win_rate_low",
+    "win_rate_high",
+)  # fmt: skip
+TARGETS = {"80%_vs_v1": ("gauntlet_v1", 0.8), "97%_vs_rule": ("rule_policy", 0.97),
+           "90%_vs_shadow_goalie": ("shadow_goalie", 0.9), "90%_vs_ball_chaser": ("ball_chaser", 0.9)}  # fmt: skip
+"""The league's targets (win rate at least this against that opponent), checked for each run that met the
+opponent."""
+
+
+def machine_name() -> str:
+    """'CPU model, N cores (instruction sets)': the widest vector set (AVX-512 or AVX2) and AMX where present."""
+    model, flags = cpu_model_and_flags()
+    sets = ["AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else ""]
+    sets += ["AMX"] if "amx_tile" in flags else []
+    described = ", ".join(s for s in sets if s)
+    return f"{model}, {os.cpu_count()} cores" + (f" ({described})" if described else "")
+
+
+def training_figures(run_dir: Path) -> dict[str, Any]:
+    """Steps, median agent-steps/s and wall minutes (first to last logged SPS) of a run, from its TensorBoard
+    events. Raises FileNotFoundError naming the folder when it holds no charts/SPS scalars."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
+    events.Reload()
+    if "charts/SPS" not in events.Tags().get("scalars", []):
+        raise FileNotFoundError(f"{run_dir}: no TensorBoard charts/SPS scalars; is it a training run's folder?")
+    sps = events.Scalars("charts/SPS")
+    return {
+        "steps": max(e.step for e in sps),
+        "agent_steps_per_second_median": round(statistics.median(e.value for e in sps)),
+        "train_wall_minutes": round((sps[-1].wall_time - sps[0].wall_time) / 60.0, 1),
+    }
+
+
+def gauntlet_results(report: dict) -> dict[str, dict]:
+    """{opponent: figures} of a `rocketrl eval --json` report (RESULT_KEYS of each result). Raises ValueError
+    naming the missing field when the report is not one."""
+    if not isinstance(report, dict) or not isinstance(report.get("results"), list):
+        raise ValueError("eval report: no 'results' list; make it with `rocketrl eval ... --json FILE`")
+    results = {}
+    for row in report["results"]:
+        missing = [key for key in ("name_b", *RESULT_KEYS) if key not in row]
+        if missing:
+            raise ValueError(f"eval report: a result lacks {missing}; make it with `rocketrl eval ... --json FILE`")
+        results[row["name_b"]] = {key: row[key] for key in RESULT_KEYS}
+    return results
+
+
+def eval_settings(report: dict, opponents: list[str]) -> str:
+    """The command line of the gauntlet games (the recorded runs' settings: greedy, 5 uu kickoff jitter)."""
+    return (
+        f"rocketrl eval --checkpoint BOT --opponents {','.join(opponents)} --num-games {report.get('num_games')} "
+        f"--game-seconds {report.get('game_seconds', 120.0):g} --deterministic --kickoff-jitter 5 --workers 2"
+    )
+
+
+def league_record(
+    run_dir: Path, checkpoint: Path, report: dict, command: str, variant: str, tag: str, machine: str | None = None
+) -> tuple[dict, dict]:
+    """(gauntlet file, run line) of the run at `run_dir` whose `checkpoint` played the games of `report`."""
+    from rocketrl.config import load_config
+
+    config = load_config(run_dir / "config.yaml")
+    results = gauntlet_results(report)
+    machine = machine or machine_name()
+    gauntlet = {"bot": str(checkpoint), "train": command, "settings": eval_settings(report, list(results)),
+                "machine": machine, "results": results}  # fmt: skip
+    figures = training_figures(run_dir)
+    line = {
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "preset": "league_1v1",
+        "variant": variant,
+        "seed": config.run.seed,
+        "team_size": f"{config.env.blue_size}v{config.env.orange_size}",
+        "command": command,
+        "init_from": config.run.init_from,
+        "train_engine": config.env.engine,
+        "machine": machine,
+        **figures,
+        "bot": f"{checkpoint} (not shipped)",
+        "gauntlet": results,
+        "gauntlet_settings": f"{report.get('num_games')} games each, {report.get('game_seconds', 120.0):g} s, "
+        f"greedy, kickoff jitter 5 uu (docs/league_{tag}_gauntlet.json)",
+        "targets_met": {
+            name: results[opponent]["win_rate"] >= rate
+            for name, (opponent, rate) in TARGETS.items()
+            if opponent in results
+        },
+    }
+    return gauntlet, line
+
+
+def generation_table(lines: list[dict], init_from: str, variant: str | None = None) -> str:
+    """Markdown table of the recorded runs that started from `init_from` (and had `variant`, where given): one
+    row per run (games won, a draw as half, with the Wilson 95% interval, against each opponent; agent-steps/s;
+    minutes), then the sums over the runs with their interval."""
+    rows = [r for r in lines if r.get("init_from") == init_from and (variant is None or r.get("variant") == variant)]
+    if not rows:
+        return f"no recorded runs from {init_from}"
+    opponents = list(dict.fromkeys(name for r in rows for name in r["gauntlet"]))
+    head = "| seed | " + " | ".join(opponents) + " | agent-steps/s | train min |"
+    out = [head, "|" + "---|" * (len(opponents) + 3)]
+    for r in rows:
+        cells = [_cell(r["gauntlet"].get(name)) for name in opponents]
+        out.append(f"| {r['seed']} | " + " | ".join(cells) + f" | {r['agent_steps_per_second_median']:,} "
+                   f"| {r['train_wall_minutes']} |")  # fmt: skip
+    sums = []
+    for name in opponents:
+        played = [r["gauntlet"][name] for r in rows if name in r["gauntlet"]]
+        wins, draws, losses = (sum(f[key] for f in played) for key in ("wins", "draws", "losses"))
+        _, low, high = win_rate_interval(wins, draws, losses)
+        sums.append(f"{wins + draws / 2:g}/{wins + draws + losses} ({100 * low:.1f}-{100 * high:.1f}%)")
+    out.append(f"| {len(rows)} runs | " + " | ".join(sums) + " | | |")
+    return "\n".join(out)
+
+
+def _cell(figures: dict | None) -> str:
+    if figures is None:
+        return "-"
+    won = figures["wins"] + figures["draws"] / 2
+    return f"{won:g} ({100 * figures['win_rate_low']:.1f}-{100 * figures['win_rate_high']:.1f}%)"
+
+
+def append_line(path: Path, line: dict) -> None:
+    """Append one JSON line to the runs record at `path` (created if absent)."""
+    with path.open("a") as f:
+        f.write(json.dumps(line) + "\n")

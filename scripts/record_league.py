@@ -1,0 +1,63 @@
+"""Record a league run: its gauntlet file (docs/league_<TAG>_gauntlet.json) and one line in docs/league_runs.jsonl.
+
+    python scripts/record_league.py RUN_DIR EVAL.json --tag TAG --variant TEXT --command "rocketrl train ..."
+        [--checkpoint CKPT] [--machine TEXT] [--docs docs]
+    python scripts/record_league.py --table INIT_FROM [--variant TEXT]   (the Markdown table of a generation)
+
+RUN_DIR is the training run's folder (runs/NAME: config.yaml, TensorBoard events, checkpoints/); EVAL.json the
+`rocketrl eval --checkpoint CKPT --opponents ... --json EVAL.json` report of its gauntlet games; CKPT defaults to
+the run's last checkpoint. Steps, agent-steps/s and minutes come from the run's TensorBoard events, seed, start
+and engine from its config. `scripts/make_pretrained.py --league docs/league_<TAG>_gauntlet.json` ships the bot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from rocketrl.eval.league_record import append_line, generation_table, league_record
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("run_dir", nargs="?", type=Path)
+    parser.add_argument("eval_json", nargs="?", type=Path)
+    parser.add_argument("--tag", help="names the gauntlet file: docs/league_<TAG>_gauntlet.json")
+    parser.add_argument("--variant", help="what this run changed, in words (the generation, the setting)")
+    parser.add_argument("--command", help="the training command line, as run")
+    parser.add_argument("--checkpoint", type=Path, help="the bot that played (default: the run's last checkpoint)")
+    parser.add_argument("--machine", help="the machine, in words (default: CPU model, cores, instruction sets)")
+    parser.add_argument("--docs", type=Path, default=Path("docs"), help="folder of the records (default docs)")
+    parser.add_argument("--table", metavar="INIT_FROM", help="print the table of the runs that started from it")
+    args = parser.parse_args()
+    runs = args.docs / "league_runs.jsonl"
+    if args.table:
+        lines = [json.loads(line) for line in runs.read_text().splitlines() if line.strip()]
+        print(generation_table(lines, args.table, args.variant))
+        return
+    for name in ("run_dir", "eval_json", "tag", "variant", "command"):
+        if getattr(args, name) is None:
+            parser.error(f"{name} is required to record a run (see the usage above)")
+    checkpoint = args.checkpoint or last_checkpoint(args.run_dir)
+    report = json.loads(args.eval_json.read_text())
+    gauntlet, line = league_record(args.run_dir, checkpoint, report, args.command, args.variant, args.tag, args.machine)
+    target = args.docs / f"league_{args.tag}_gauntlet.json"
+    if target.exists():
+        raise SystemExit(f"{target} exists: choose another --tag (records are never overwritten)")
+    target.write_text(json.dumps(gauntlet, indent=1) + "\n")
+    append_line(runs, line)
+    rates = {name: figures["win_rate"] for name, figures in gauntlet["results"].items()}
+    print(f"wrote {target} and a line in {runs}: {line['agent_steps_per_second_median']:,} agent-steps/s, {rates}")
+
+
+def last_checkpoint(run_dir: Path) -> Path:
+    """The run's checkpoint with the most steps (checkpoints/step_*.safetensors)."""
+    found = sorted((run_dir / "checkpoints").glob("step_*.safetensors"))
+    if not found:
+        raise SystemExit(f"{run_dir}/checkpoints holds no step_*.safetensors: pass --checkpoint")
+    return found[-1]
+
+
+if __name__ == "__main__":
+    main()

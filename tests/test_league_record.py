@@ -1,0 +1,103 @@
+"""The league's run record (docs/league_runs.jsonl and docs/league_<tag>_gauntlet.json, written by
+scripts/record_league.py): figures from a run's folder and its `rocketrl eval --json` report, and the table of a
+generation that docs/results/learning.md shows."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rocketrl.config import load_config, preset_config_path
+from rocketrl.eval.league_record import gauntlet_results, generation_table, league_record
+from rocketrl.ppo.train_config import save_resolved_config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def result(name: str, wins: int, draws: int, losses: int, low: float = 0.5, high: float = 0.7) -> dict:
+    n = wins + draws + losses
+    return {"name_a": "bot", "name_b": name, "wins": wins, "draws": draws, "losses": losses, "goals_for": 2 * wins,
+            "goals_against": losses, "touches_for": 9, "games": [], "wall_seconds": 1.0, "num_games": n,
+            "win_rate": (wins + draws / 2) / n, "win_rate_low": low, "win_rate_high": high}  # fmt: skip
+
+
+def fake_run(tmp_path: Path) -> Path:
+    """A run folder: the league preset's resolved config (seed 3, from gauntlet_v2) and SPS scalars logged at
+    10,000 and 20,000 (two values each side of 12,000) over 90 s of wall time, and a checkpoint."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    run = tmp_path / "runs" / "gen_seed3"
+    run.mkdir(parents=True)
+    cfg = load_config(preset_config_path("league_1v1"), ["--run.seed", "3", "--run.init-from", "gauntlet_v2"])
+    save_resolved_config(cfg, run / "config.yaml")
+    writer = SummaryWriter(str(run))
+    for step, value, wall in ((1000, 10_000.0, 100.0), (2000, 11_000.0, 130.0), (3000, 13_000.0, 160.0),
+                              (4000, 20_000.0, 190.0)):  # fmt: skip
+        writer.add_scalar("charts/SPS", value, step, walltime=wall)
+    writer.close()
+    (run / "checkpoints").mkdir()
+    for step in ("step_000000002000", "step_000000004000"):
+        (run / "checkpoints" / f"{step}.safetensors").write_bytes(b"")
+    return run
+
+
+def test_record_takes_seed_start_and_speed_from_the_run_and_checks_each_target(tmp_path) -> None:
+    run = fake_run(tmp_path)
+    report = {"num_games": 10, "game_seconds": 120.0, "results": [
+        result("gauntlet_v1", 8, 0, 2), result("rule_policy", 9, 1, 0), result("ball_chaser", 9, 0, 1)]}  # fmt: skip
+    gauntlet, line = league_record(run, run / "checkpoints" / "x.safetensors", report, "rocketrl train ...", "v", "t",
+                                   machine="test machine")  # fmt: skip
+    assert line["seed"] == 3 and line["init_from"] == "gauntlet_v2" and line["team_size"] == "1v1"
+    assert line["steps"] == 4000 and line["agent_steps_per_second_median"] == 12_000
+    assert line["train_wall_minutes"] == 1.5
+    assert line["machine"] == gauntlet["machine"] == "test machine"
+    # 8 and 9 of 10 meet the 80% and 90% targets exactly; 9.5 of 10 is under 97%; shadow_goalie not played
+    assert line["targets_met"] == {"80%_vs_v1": True, "97%_vs_rule": False, "90%_vs_ball_chaser": True}
+    assert gauntlet["results"]["rule_policy"]["draws"] == 1 and "touches_for" not in gauntlet["results"]["rule_policy"]
+    assert "--opponents gauntlet_v1,rule_policy,ball_chaser --num-games 10" in gauntlet["settings"]
+    assert "docs/league_t_gauntlet.json" in line["gauntlet_settings"]
+
+
+def test_a_report_that_is_not_an_eval_report_names_what_is_missing() -> None:
+    with pytest.raises(ValueError, match="no 'results' list"):
+        gauntlet_results([])
+    with pytest.raises(ValueError, match="win_rate_low"):
+        gauntlet_results({"results": [{k: v for k, v in result("x", 1, 0, 0).items() if k != "win_rate_low"}]})
+
+
+def test_generation_table_sums_the_runs_with_a_pooled_interval() -> None:
+    def line(seed: int, wins: int, start: str = "gauntlet_v4") -> dict:
+        figures = {"num_games": 100, "wins": wins, "draws": 0, "losses": 100 - wins, "win_rate_low": 0.5,
+                   "win_rate_high": 0.7}  # fmt: skip
+        return {"seed": seed, "init_from": start, "gauntlet": {"gauntlet_v4": figures},
+                "agent_steps_per_second_median": 15_000, "train_wall_minutes": 18}  # fmt: skip
+
+    table = generation_table([line(0, 63), line(1, 63), line(2, 55), line(0, 99, "gauntlet_v1")], "gauntlet_v4")
+    rows = table.splitlines()
+    assert len(rows) == 2 + 3 + 1 and rows[2].startswith("| 0 | 63 (50.0-70.0%) | 15,000 | 18 |")
+    # 181 of 300: Wilson 95% interval 54.7-65.7% (the three seeds of the generation from gauntlet_v4)
+    assert rows[-1] == "| 3 runs | 181/300 (54.7-65.7%) | | |"
+    assert generation_table([line(0, 63)], "gauntlet_v9") == "no recorded runs from gauntlet_v9"
+
+
+def test_script_writes_both_records_and_never_overwrites_one(tmp_path) -> None:
+    run = fake_run(tmp_path)
+    report = tmp_path / "eval.json"
+    report.write_text(json.dumps({"num_games": 2, "game_seconds": 60.0, "results": [result("gauntlet_v1", 2, 0, 0)]}))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    script = [sys.executable, str(ROOT / "scripts" / "record_league.py"), str(run), str(report), "--tag", "g",
+              "--variant", "v", "--command", "rocketrl train", "--docs", str(docs)]  # fmt: skip
+    done = subprocess.run(script, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    gauntlet = json.loads((docs / "league_g_gauntlet.json").read_text())
+    assert gauntlet["bot"].endswith("step_000000004000.safetensors")  # the run's last checkpoint
+    (line,) = [json.loads(text) for text in (docs / "league_runs.jsonl").read_text().splitlines()]
+    assert line["bot"] == gauntlet["bot"] + " (not shipped)" and line["gauntlet"] == gauntlet["results"]
+    again = subprocess.run(script, capture_output=True, text=True)
+    assert again.returncode != 0 and "exists" in again.stderr
+    assert len((docs / "league_runs.jsonl").read_text().splitlines()) == 1
