@@ -1,7 +1,7 @@
 """Record a league run: its gauntlet file (docs/league_<TAG>_gauntlet.json) and one line in docs/league_runs.jsonl.
 
     python scripts/record_league.py RUN_DIR EVAL.json --tag TAG --variant TEXT --command "rocketrl train ..."
-        [--checkpoint CKPT] [--machine TEXT] [--docs docs]
+        [--checkpoint CKPT] [--machine TEXT] [--preset league_1v1] [--docs docs]
     python scripts/record_league.py --table INIT_FROM [--variant TEXT]   (the Markdown table of a generation)
 
 RUN_DIR is the training run's folder (runs/NAME: config.yaml, TensorBoard events, checkpoints/); EVAL.json the
@@ -28,6 +28,7 @@ def main() -> None:
     parser.add_argument("--command", help="the training command line, as run")
     parser.add_argument("--checkpoint", type=Path, help="the bot that played (default: the run's last checkpoint)")
     parser.add_argument("--machine", help="the machine, in words (default: CPU model, cores, instruction sets)")
+    parser.add_argument("--preset", default="league_1v1", help="the preset the run was trained with")
     parser.add_argument("--docs", type=Path, default=Path("docs"), help="folder of the records (default docs)")
     parser.add_argument("--table", metavar="INIT_FROM", help="print the table of the runs that started from it")
     args = parser.parse_args()
@@ -41,7 +42,9 @@ def main() -> None:
             parser.error(f"{name} is required to record a run (see the usage above)")
     checkpoint = args.checkpoint or last_checkpoint(args.run_dir)
     report = json.loads(args.eval_json.read_text())
-    gauntlet, line = league_record(args.run_dir, checkpoint, report, args.command, args.variant, args.tag, args.machine)
+    gauntlet, line = league_record(
+        args.run_dir, checkpoint, report, args.command, args.variant, args.tag, args.machine, args.preset
+    )
     target = args.docs / f"league_{args.tag}_gauntlet.json"
     if target.exists():
         raise SystemExit(f"{target} exists: choose another --tag (records are never overwritten)")

@@ -52,6 +52,7 @@ def test_record_takes_seed_start_and_speed_from_the_run_and_checks_each_target(t
     gauntlet, line = league_record(run, run / "checkpoints" / "x.safetensors", report, "rocketrl train ...", "v", "t",
                                    machine="test machine")  # fmt: skip
     assert line["seed"] == 3 and line["init_from"] == "gauntlet_v2" and line["team_size"] == "1v1"
+    assert line["preset"] == "league_1v1" and line["train_engine"] == "warp"
     assert line["steps"] == 4000 and line["agent_steps_per_second_median"] == 12_000
     assert line["train_wall_minutes"] == 1.5
     assert line["machine"] == gauntlet["machine"] == "test machine"

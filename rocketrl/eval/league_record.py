@@ -78,9 +78,17 @@ def eval_settings(report: dict, opponents: list[str]) -> str:
 
 
 def league_record(
-    run_dir: Path, checkpoint: Path, report: dict, command: str, variant: str, tag: str, machine: str | None = None
+    run_dir: Path,
+    checkpoint: Path,
+    report: dict,
+    command: str,
+    variant: str,
+    tag: str,
+    machine: str | None = None,
+    preset: str = "league_1v1",
 ) -> tuple[dict, dict]:
-    """(gauntlet file, run line) of the run at `run_dir` whose `checkpoint` played the games of `report`."""
+    """(gauntlet file, run line) of the run at `run_dir` (trained with `preset`, which its config does not name)
+    whose `checkpoint` played the games of `report`."""
     from rocketrl.config import load_config
 
     config = load_config(run_dir / "config.yaml")
@@ -91,7 +99,7 @@ def league_record(
     figures = training_figures(run_dir)
     line = {
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
-        "preset": "league_1v1",
+        "preset": preset,
         "variant": variant,
         "seed": config.run.seed,
         "team_size": f"{config.env.blue_size}v{config.env.orange_size}",
