@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 from rocketrl.eval.league_record import append_line, generation_table, league_record
+from rocketrl.infra.atomic_json import write_json_atomic
 
 
 def main() -> None:
@@ -48,7 +49,7 @@ def main() -> None:
     target = args.docs / f"league_{args.tag}_gauntlet.json"
     if target.exists():
         raise SystemExit(f"{target} exists: choose another --tag (records are never overwritten)")
-    target.write_text(json.dumps(gauntlet, indent=1) + "\n")
+    write_json_atomic(target, gauntlet)
     append_line(runs, line)
     rates = {name: figures["win_rate"] for name, figures in gauntlet["results"].items()}
     print(f"wrote {target} and a line in {runs}: {line['agent_steps_per_second_median']:,} agent-steps/s, {rates}")
