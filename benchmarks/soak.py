@@ -27,7 +27,8 @@ warm-up then ends once the run has passed its first opponent snapshot, its first
 evaluation (where it has them).
 
     python benchmarks/soak.py [--minutes 30] [--warmup-minutes 5] [--every 10] [--out docs/soak.json]
-    python benchmarks/soak.py --preset league_1v1 --minutes 90 --out docs/soak_league_1v1.json
+    python benchmarks/soak.py --preset league_1v1 --minutes 95 --out docs/soak_league_1v1.json \
+        [--init-from gauntlet_v6] [--logdir runs/soak]
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def train_command(args: argparse.Namespace, logdir: Path) -> list[str]:
         "--name", "soak", "--ascii", "--device", "cpu", "--timesteps", str(10**12), "--seed", str(args.seed),
     ]  # fmt: skip
     if args.preset:
-        return command
+        return command + (["--run.init-from", args.init_from] if args.init_from else [])
     return command + [
         "--env.num-arenas", str(args.arenas), "--env.stepping", "processes",
         "--league.eval-interval", str(args.eval_interval), "--league.eval-games", "8",
@@ -123,6 +124,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--preset", default=None,
         help="soak this packaged preset with its own settings (e.g. league_1v1); --arenas, --eval-interval and "
         "--snapshot-interval then do not apply",
+    )  # fmt: skip
+    parser.add_argument(
+        "--init-from", default=None,
+        help="with --preset: start from these weights (a run folder, checkpoint or packaged name such as "
+        "gauntlet_v6) instead of the preset's run.init_from",
     )  # fmt: skip
     parser.add_argument("--arenas", type=int, default=128)
     parser.add_argument("--eval-interval", type=int, default=250_000, help="agent-steps between evaluations")
@@ -220,7 +226,7 @@ def analyse(samples: list[tuple[float, dict]], trainer: int, args: argparse.Name
         "warmup_steps": warmup_steps(args),
         "samples": len(samples),
         "settings": (
-            {"preset": args.preset, "every": args.every, "seed": args.seed}
+            {"preset": args.preset, "init_from": args.init_from, "every": args.every, "seed": args.seed}
             if args.preset
             else {k: getattr(args, k) for k in ("arenas", "eval_interval", "snapshot_interval", "every", "seed")}
         ),

@@ -45,3 +45,6 @@ def test_preset_soak_runs_the_preset_and_warms_up_past_its_first_snapshot(tmp_pa
     command = soak.train_command(args, tmp_path)
     assert command[command.index("--preset") + 1] == "league_1v1"
     assert "--env.num-arenas" not in command and "--league.pool-size" not in command
+    assert "--run.init-from" not in command  # the preset's own start
+    later = soak.train_command(soak.parse_args(["--preset", "league_1v1", "--init-from", "gauntlet_v6"]), tmp_path)
+    assert later[later.index("--run.init-from") + 1] == "gauntlet_v6"
