@@ -42,3 +42,16 @@ def test_a_tournament_naming_a_policy_twice_is_refused_before_any_game(played, c
     assert main(["eval", "--tournament", "--policies", "rule_policy,random,random", "--no-ratings"]) != 0
     assert "--policies: 'random' given twice" in capsys.readouterr().err
     assert played == []
+
+
+def test_the_json_report_names_the_settings_of_its_games(played, tmp_path) -> None:
+    out = tmp_path / "eval.json"
+    args = ["eval", "--checkpoint", "rule_policy", "--opponents", "random", "--no-ratings", "--num-games", "3",
+            "--deterministic", "--kickoff-jitter", "5", "--seed", "7", "--workers", "2",
+            "--json", str(out)]  # fmt: skip
+    assert main(args) == 0
+    report = json.loads(out.read_text())
+    assert report["num_games"] == 3 and report["results"][0]["name_b"] == "random"
+    settings = report["settings"]
+    assert settings["deterministic"] is True and settings["kickoff_jitter"] == 5.0 and settings["seed"] == 7
+    assert settings["workers"] == 2 and settings["opponents"] == "random" and settings["tournament"] is False

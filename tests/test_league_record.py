@@ -61,6 +61,21 @@ def test_record_takes_seed_start_and_speed_from_the_run_and_checks_each_target(t
     assert gauntlet["results"]["rule_policy"]["draws"] == 1 and "touches_for" not in gauntlet["results"]["rule_policy"]
     assert "--opponents gauntlet_v1,rule_policy,ball_chaser --num-games 10" in gauntlet["settings"]
     assert "docs/league_t_gauntlet.json" in line["gauntlet_settings"]
+    # a report without settings (made before `rocketrl eval --json` wrote them): the recorded runs' settings, said
+    # to be assumed
+    assert "--deterministic --kickoff-jitter 5 --workers 2 (assumed" in gauntlet["settings"]
+    assert "greedy, kickoff jitter 5 uu" in line["gauntlet_settings"]
+
+
+def test_record_states_the_settings_the_report_names(tmp_path) -> None:
+    run = fake_run(tmp_path)
+    settings = {"deterministic": False, "kickoff_jitter": 0.0, "seed": 7, "workers": None, "no_overtime": True}
+    report = {"num_games": 4, "game_seconds": 60.0, "settings": settings, "results": [result("gauntlet_v1", 3, 0, 1)]}
+    gauntlet, line = league_record(run, run / "x.safetensors", report, "rocketrl train", "v", "t", machine="m")
+    assert gauntlet["settings"] == (
+        "rocketrl eval --checkpoint BOT --opponents gauntlet_v1 --num-games 4 --game-seconds 60 --seed 7 --no-overtime"
+    )
+    assert line["gauntlet_settings"].startswith("4 games each, 60 s, sampled actions, exact kickoff spawns (")
 
 
 def test_a_report_that_is_not_an_eval_report_names_what_is_missing() -> None:

@@ -210,15 +210,23 @@ def cmd_eval(args: argparse.Namespace) -> int:
             "engine": args.engine,
             "num_games": args.num_games,
             "game_seconds": args.game_seconds,
+            "settings": _settings(args),
             "results": [r.to_dict() for r in results],
             "game_figures": [{name: figures_for_json(f) for name, f in style.items()} for style in styles],
             "team_figures": teams,
             "ratings": {row.name: {"elo": row.elo, "openskill": row.ordinal} for row in table.ranking()},
         }
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(report, indent=2, default=float))
+        write_json_atomic(args.json, report)
         print(f"results written to {args.json}")
     return 0
+
+
+def _settings(args: argparse.Namespace) -> dict:
+    """What decided the games, for the JSON report: a record made from it states these, not assumptions
+    (workers None: one per CPU core)."""
+    keys = ("checkpoint", "opponents", "policies", "deterministic", "kickoff_jitter", "seed", "no_overtime",
+            "max_overtime_seconds", "workers", "arenas", "device")  # fmt: skip
+    return {key: getattr(args, key) for key in keys} | {"tournament": bool(args.tournament)}
 
 
 def _slug(name: str) -> str:

@@ -69,12 +69,30 @@ def gauntlet_results(report: dict) -> dict[str, dict]:
     return results
 
 
+LEGACY_SETTINGS = {"deterministic": True, "kickoff_jitter": 5.0, "workers": 2}
+"""The settings of every recorded run whose report predates `settings` in `rocketrl eval --json`."""
+
+
 def eval_settings(report: dict, opponents: list[str]) -> str:
-    """The command line of the gauntlet games (the recorded runs' settings: greedy, 5 uu kickoff jitter)."""
-    return (
-        f"rocketrl eval --checkpoint BOT --opponents {','.join(opponents)} --num-games {report.get('num_games')} "
-        f"--game-seconds {report.get('game_seconds', 120.0):g} --deterministic --kickoff-jitter 5 --workers 2"
-    )
+    """The command line of the gauntlet games, from the report's `settings` (older reports: LEGACY_SETTINGS,
+    marked as assumed)."""
+    settings = report.get("settings") or LEGACY_SETTINGS
+    flags = [f"--num-games {report.get('num_games')}", f"--game-seconds {report.get('game_seconds', 120.0):g}"]
+    flags += ["--deterministic"] if settings.get("deterministic") else []
+    flags += [f"--kickoff-jitter {settings['kickoff_jitter']:g}"] if settings.get("kickoff_jitter") else []
+    flags += [f"--workers {settings['workers']}"] if settings.get("workers") else []
+    flags += [f"--seed {settings['seed']}"] if settings.get("seed") else []
+    flags += ["--no-overtime"] if settings.get("no_overtime") else []
+    command = f"rocketrl eval --checkpoint BOT --opponents {','.join(opponents)} " + " ".join(flags)
+    return command if "settings" in report else command + " (assumed: the report does not record its settings)"
+
+
+def _settings_summary(report: dict) -> str:
+    """'greedy, kickoff jitter 5 uu' (or 'sampled actions, exact kickoffs') from the report's settings."""
+    settings = report.get("settings") or LEGACY_SETTINGS
+    actions = "greedy" if settings.get("deterministic") else "sampled actions"
+    jitter = settings.get("kickoff_jitter")
+    return f"{actions}, " + (f"kickoff jitter {jitter:g} uu" if jitter else "exact kickoff spawns")
 
 
 def league_record(
@@ -111,7 +129,7 @@ def league_record(
         "bot": f"{checkpoint} (not shipped)",
         "gauntlet": results,
         "gauntlet_settings": f"{report.get('num_games')} games each, {report.get('game_seconds', 120.0):g} s, "
-        f"greedy, kickoff jitter 5 uu (docs/league_{tag}_gauntlet.json)",
+        f"{_settings_summary(report)} (docs/league_{tag}_gauntlet.json)",
         "targets_met": {
             name: results[opponent]["win_rate"] >= rate
             for name, (opponent, rate) in TARGETS.items()
