@@ -80,6 +80,7 @@ from rocketrl.eval.run_record import (
     training_end,
 )
 from rocketrl.infra.bench_report import git_commit, machine_info
+from rocketrl.infra.tb_scalars import read_scalars
 
 LONG_BENCHMARK = True  # `rocketrl bench` runs it only when named
 
@@ -91,12 +92,8 @@ GENERALIZATION_OPPONENTS = ("shadow_goalie", "ball_chaser")
 
 def read_curve(run_dir: Path, tags: tuple[str, ...]) -> dict[str, list[tuple[int, float]]]:
     """(step, value) series of TensorBoard scalars of a run."""
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
-    acc.Reload()
-    available = set(acc.Tags().get("scalars", []))
-    return {tag: [(e.step, e.value) for e in acc.Scalars(tag)] for tag in tags if tag in available}
+    scalars = read_scalars(run_dir)
+    return {tag: [(e.step, e.value) for e in scalars[tag]] for tag in tags if tag in scalars}
 
 
 def first_reaching(
@@ -105,15 +102,11 @@ def first_reaching(
     """For each of `rates`: (agent-steps, minutes since the run's first logged scalar) when its in-training
     evaluation first read at least that rate against RulePolicy (TensorBoard, read once); None where it never did or
     the run's events are gone."""
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
-    acc.Reload()
-    tags = acc.Tags().get("scalars", [])
-    if tag not in tags:
+    scalars = read_scalars(run_dir)
+    if tag not in scalars:
         return [None] * len(rates)
-    start = min(acc.Scalars(name)[0].wall_time for name in tags if acc.Scalars(name))
-    events = acc.Scalars(tag)
+    start = min(series[0].wall_time for series in scalars.values() if series)
+    events = scalars[tag]
     firsts = [next((event for event in events if event.value >= rate), None) for rate in rates]
     return [None if first is None else (first.step, (first.wall_time - start) / 60.0) for first in firsts]
 

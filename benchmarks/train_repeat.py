@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from rocketrl.infra.bench_report import machine_info
+from rocketrl.infra.tb_scalars import read_scalars
 
 ROOT = Path(__file__).resolve().parents[1]
 UNTIMED = ("time/", "charts/SPS")
@@ -51,13 +52,9 @@ def train(tree: Path, preset: str, seed: int, minutes: float, logdir: Path, name
 
 def scalars(run: Path) -> dict[str, dict[int, float]]:
     """{tag: {global step: value}} of a run's TensorBoard events, the untimed tags only."""
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    events = EventAccumulator(str(run), size_guidance={"scalars": 0})
-    events.Reload()
     return {
-        tag: {event.step: event.value for event in events.Scalars(tag)}
-        for tag in events.Tags()["scalars"]
+        tag: {event.step: event.value for event in series}
+        for tag, series in read_scalars(run).items()
         if not tag.startswith(UNTIMED)
     }
 

@@ -300,8 +300,7 @@ def test_gpu_monitor_is_a_clean_no_op_without_cuda():
 
 
 def test_tensorboard_scalars_use_the_stable_names(tmp_path):
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
+    from rocketrl.infra.tb_scalars import read_scalars
     from rocketrl.ppo.train_logger import TrainLogger
 
     cfg = small_config(tmp_path, "tb", "--run.timesteps", str(2 * BATCH))
@@ -312,14 +311,15 @@ def test_tensorboard_scalars_use_the_stable_names(tmp_path):
     finally:
         logger.close()
         trainer.close()
-    events = EventAccumulator(str(trainer.run_dir))
-    events.Reload()
-    tags = set(events.Tags()["scalars"])
+    scalars = read_scalars(trainer.run_dir)
+    tags = set(scalars)
     expected = {"charts/SPS", "losses/policy", "losses/value", "losses/entropy", "losses/approx_kl",
                 "losses/clipfrac", "losses/explained_variance", "losses/grad_norm", "time/env",
                 "time/inference", "time/learn", "rewards/touch", "rewards/goal"}  # fmt: skip
     assert expected <= tags, expected - tags
     assert not any(tag.startswith("gpu/") for tag in tags)
+    # one SPS value per update, at its agent-step: two updates of BATCH
+    assert [e.step for e in scalars["charts/SPS"]] == [BATCH, 2 * BATCH]
 
 
 def test_wandb_gets_the_same_scalars_when_asked(tmp_path, monkeypatch):

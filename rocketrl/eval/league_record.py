@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketrl.infra.machine_cache import cpu_model_and_flags
+from rocketrl.infra.tb_scalars import read_scalars
 from rocketrl.league.ratings import win_rate_interval
 
 RESULT_KEYS = (
@@ -41,13 +42,9 @@ def machine_name() -> str:
 def training_figures(run_dir: Path) -> dict[str, Any]:
     """Steps, median agent-steps/s and wall minutes (first to last logged SPS) of a run, from its TensorBoard
     events. Raises FileNotFoundError naming the folder when it holds no charts/SPS scalars."""
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    events = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
-    events.Reload()
-    if "charts/SPS" not in events.Tags().get("scalars", []):
+    sps = read_scalars(run_dir).get("charts/SPS")
+    if not sps:
         raise FileNotFoundError(f"{run_dir}: no TensorBoard charts/SPS scalars; is it a training run's folder?")
-    sps = events.Scalars("charts/SPS")
     return {
         "steps": max(e.step for e in sps),
         "agent_steps_per_second_median": round(statistics.median(e.value for e in sps)),
