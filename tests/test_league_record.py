@@ -69,12 +69,15 @@ def test_record_takes_seed_start_and_speed_from_the_run_and_checks_each_target(t
 
 def test_record_states_the_settings_the_report_names(tmp_path) -> None:
     run = fake_run(tmp_path)
-    settings = {"deterministic": False, "kickoff_jitter": 0.0, "seed": 7, "workers": None, "no_overtime": True}
-    report = {"num_games": 4, "game_seconds": 60.0, "settings": settings, "results": [result("gauntlet_v1", 3, 0, 1)]}
+    settings = {"deterministic": False, "kickoff_jitter": 0.0, "seed": 7, "workers": None, "no_overtime": True,
+                "opponents": "runs/r/checkpoints/a.safetensors"}  # fmt: skip
+    report = {"num_games": 4, "game_seconds": 60.0, "settings": settings, "results": [result("r/a", 3, 0, 1)]}
     gauntlet, line = league_record(run, run / "x.safetensors", report, "rocketrl train", "v", "t", machine="m")
     assert gauntlet["settings"] == (
-        "rocketrl eval --checkpoint BOT --opponents gauntlet_v1 --num-games 4 --game-seconds 60 --seed 7 --no-overtime"
+        "rocketrl eval --checkpoint BOT --opponents runs/r/checkpoints/a.safetensors --num-games 4 --game-seconds 60 "
+        "--seed 7 --no-overtime"
     )
+    assert list(gauntlet["results"]) == ["r/a"]
     assert line["gauntlet_settings"].startswith("4 games each, 60 s, sampled actions, exact kickoff spawns (")
 
 

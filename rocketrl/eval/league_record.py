@@ -80,7 +80,8 @@ def eval_settings(report: dict, opponents: list[str]) -> str:
     flags += [f"--workers {settings['workers']}"] if settings.get("workers") else []
     flags += [f"--seed {settings['seed']}"] if settings.get("seed") else []
     flags += ["--no-overtime"] if settings.get("no_overtime") else []
-    command = f"rocketrl eval --checkpoint BOT --opponents {','.join(opponents)} " + " ".join(flags)
+    played = settings.get("opponents") or ",".join(opponents)  # as given: paths, where names shorten them
+    command = f"rocketrl eval --checkpoint BOT --opponents {played} " + " ".join(flags)
     return command if "settings" in report else command + " (assumed: the report does not record its settings)"
 
 
