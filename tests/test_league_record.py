@@ -71,11 +71,12 @@ def test_record_states_the_settings_the_report_names(tmp_path) -> None:
     run = fake_run(tmp_path)
     settings = {"deterministic": False, "kickoff_jitter": 0.0, "seed": 7, "workers": None, "no_overtime": True,
                 "opponents": "runs/r/checkpoints/a.safetensors"}  # fmt: skip
-    report = {"num_games": 4, "game_seconds": 60.0, "settings": settings, "results": [result("r/a", 3, 0, 1)]}
+    report = {"num_games": 4, "game_seconds": 60.0, "engine": "warp", "settings": settings,
+              "results": [result("r/a", 3, 0, 1)]}  # fmt: skip
     gauntlet, line = league_record(run, run / "x.safetensors", report, "rocketrl train", "v", "t", machine="m")
     assert gauntlet["settings"] == (
         "rocketrl eval --checkpoint BOT --opponents runs/r/checkpoints/a.safetensors --num-games 4 --game-seconds 60 "
-        "--seed 7 --no-overtime"
+        "--seed 7 --no-overtime --engine warp"
     )
     assert list(gauntlet["results"]) == ["r/a"]
     assert line["gauntlet_settings"].startswith("4 games each, 60 s, sampled actions, exact kickoff spawns (")

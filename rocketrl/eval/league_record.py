@@ -80,13 +80,14 @@ def eval_settings(report: dict, opponents: list[str]) -> str:
     flags += [f"--workers {settings['workers']}"] if settings.get("workers") else []
     flags += [f"--seed {settings['seed']}"] if settings.get("seed") else []
     flags += ["--no-overtime"] if settings.get("no_overtime") else []
+    flags += [f"--engine {report['engine']}"] if report.get("engine", "rocketsim") != "rocketsim" else []
     played = settings.get("opponents") or ",".join(opponents)  # as given: paths, where names shorten them
     command = f"rocketrl eval --checkpoint BOT --opponents {played} " + " ".join(flags)
     return command if "settings" in report else command + " (assumed: the report does not record its settings)"
 
 
 def _settings_summary(report: dict) -> str:
-    """'greedy, kickoff jitter 5 uu' (or 'sampled actions, exact kickoffs') from the report's settings."""
+    """'greedy, kickoff jitter 5 uu' (or 'sampled actions, exact kickoff spawns') from the report's settings."""
     settings = report.get("settings") or LEGACY_SETTINGS
     actions = "greedy" if settings.get("deterministic") else "sampled actions"
     jitter = settings.get("kickoff_jitter")
