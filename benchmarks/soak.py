@@ -139,7 +139,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--logdir", default=None, help="keep the run here (default: a temporary folder)")
     parser.add_argument("--out", default=None, help="also write the JSON report here")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.init_from and not args.preset:
+        parser.error("--init-from needs --preset NAME (the vs_rule soak trains from scratch)")
+    return args
 
 
 def main(argv: list[str] | None = None) -> dict:

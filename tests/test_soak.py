@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from benchmark_loader import load_benchmark
 
 MIB = 1024 * 1024
@@ -48,3 +49,5 @@ def test_preset_soak_runs_the_preset_and_warms_up_past_its_first_snapshot(tmp_pa
     assert "--run.init-from" not in command  # the preset's own start
     later = soak.train_command(soak.parse_args(["--preset", "league_1v1", "--init-from", "gauntlet_v6"]), tmp_path)
     assert later[later.index("--run.init-from") + 1] == "gauntlet_v6"
+    with pytest.raises(SystemExit):  # without a preset the flag would change nothing: refused
+        soak.parse_args(["--init-from", "gauntlet_v6"])
