@@ -97,6 +97,30 @@ def test_the_shipped_1v1_bot_is_the_newest_gauntlet_version_with_its_card() -> N
     assert policy_name("pretrained") == "pretrained"
 
 
+def test_the_long_preset_runs_on_from_the_shipped_bot_with_its_schedules_held() -> None:
+    from rocketrl.config import config_to_dict, preset_config_path
+    from rocketrl.ppo.schedules import Schedule
+
+    long = load_config(preset_config_path("league_1v1_long"))
+    short = load_config(preset_config_path("league_1v1"))
+    # each generation starts from the one before: the newest gauntlet bot, the one `pretrained` names
+    assert long.run.init_from == f"gauntlet_v{gauntlet_versions()[-1]}"
+    assert long.run.timesteps == 4 * short.run.timesteps
+    for kind, start, end in (
+        (long.ppo.lr_schedule, long.ppo.learning_rate, long.ppo.resolved_lr_end),
+        (long.ppo.entropy_schedule, long.ppo.entropy_coef, long.ppo.resolved_entropy_coef_end),
+    ):
+        schedule = Schedule(kind=kind, start=start, end=end)
+        assert schedule.value(0.0) == schedule.value(1.0) == start
+    assert (long.ppo.learning_rate, long.ppo.entropy_coef) == (short.ppo.learning_rate, short.ppo.entropy_coef)
+    # and nothing else differs from league_1v1
+    a, b = config_to_dict(long), config_to_dict(short)
+    for section, key in (("run", "init_from"), ("run", "timesteps"), ("ppo", "lr_schedule"), ("ppo", "lr_end"),
+                         ("ppo", "entropy_schedule"), ("ppo", "entropy_coef_end")):  # fmt: skip
+        a[section].pop(key), b[section].pop(key)
+    assert a == b
+
+
 def _make_pretrained(monkeypatch, gauntlet_dir):
     """scripts/make_pretrained.py as a module, writing its gauntlet versions into `gauntlet_dir`."""
     import rocketrl.policy.load as load

@@ -121,7 +121,10 @@ class PPOConfig:
 
     @property
     def resolved_lr_end(self) -> float:
-        """lr_end, or 0.1 * learning_rate when it is null."""
+        """The learning rate at the end of training: learning_rate when constant, else lr_end or 0.1 *
+        learning_rate when that is null."""
+        if self.lr_schedule == "constant":
+            return self.learning_rate
         return self.lr_end if self.lr_end is not None else 0.1 * self.learning_rate
 
     @property
