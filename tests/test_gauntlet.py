@@ -112,6 +112,8 @@ def test_the_long_preset_runs_on_from_the_shipped_bot_with_its_schedules_held() 
     ):
         schedule = Schedule(kind=kind, start=start, end=end)
         assert schedule.value(0.0) == schedule.value(1.0) == start
+    # the end rates a run reports are the held ones, not league_1v1's decayed ends
+    assert (long.ppo.resolved_lr_end, long.ppo.resolved_entropy_coef_end) == (3e-4, 0.003)
     assert (long.ppo.learning_rate, long.ppo.entropy_coef) == (short.ppo.learning_rate, short.ppo.entropy_coef)
     # and nothing else differs from league_1v1
     a, b = config_to_dict(long), config_to_dict(short)
