@@ -51,6 +51,8 @@ def train(cfg: TrainConfig) -> RunResult:
             print(f"resumed from {path} at step {trainer.counters.global_step:,}")
         elif cfg.run.init_from:
             print(f"network and observation normalizer start from {trainer.init_from(cfg.run.init_from)}")
+            if trainer.init_widened:
+                print("its hidden layers widened to this run's: the new units start silent, so it plays as that bot")
         print(summarize(trainer))
         described = trainer.describe()
         if described is not None:

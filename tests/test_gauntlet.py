@@ -76,13 +76,30 @@ def test_a_run_starts_from_a_checkpoints_network_and_normalizer(tmp_path) -> Non
         trainer.close()
 
 
+def test_a_run_with_wider_hidden_layers_starts_playing_as_the_checkpoint(tmp_path) -> None:
+    checkpoint = make_checkpoint(tmp_path, hidden=(64, 64))
+    cfg = load_config(None, [*SMALL, "--model.actor-hidden", "96,128", "--model.critic-hidden", "128,64",
+                             "--run.logdir", str(tmp_path), "--run.name", "wide"])  # fmt: skip
+    trainer = Trainer(cfg)
+    try:
+        trainer.init_from(str(checkpoint))
+        assert trainer.init_widened
+        bot = load_policy(str(checkpoint), deterministic=True)
+        obs = torch.randn(64, 180) * 3.0
+        wide = trainer.algorithm.obs_norm.normalize(obs)
+        with torch.no_grad():
+            assert torch.equal(trainer.model.act(wide, deterministic=True)[0], bot.act(obs, None)[0])
+    finally:
+        trainer.close()
+
+
 def test_a_network_of_another_shape_is_refused_by_name(tmp_path) -> None:
     checkpoint = make_checkpoint(tmp_path, hidden=(64, 64))
     cfg = load_config(None, [*SMALL, "--model.actor-hidden", "32,32", "--model.critic-hidden", "32,32",
                              "--run.logdir", str(tmp_path), "--run.name", "other"])  # fmt: skip
     trainer = Trainer(cfg)
     try:
-        with pytest.raises(ValueError, match=r"run.init_from=.*actor\.0\.weight"):
+        with pytest.raises(ValueError, match=r"run.init_from=.*actor\.0\.weight.*cannot be widened"):
             trainer.init_from(str(checkpoint))
     finally:
         trainer.close()

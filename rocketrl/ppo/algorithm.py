@@ -24,6 +24,7 @@ import torch
 from rocketrl.policy.actor_critic import ActorCritic, RecurrentState, reset_state
 from rocketrl.policy.config import ModelConfig
 from rocketrl.policy.normalize import ObservationNormalizer
+from rocketrl.policy.widen import widened_state_dict
 from rocketrl.ppo.amp_probe import choose_amp
 from rocketrl.ppo.config import PPOConfig, SpeedConfig
 from rocketrl.ppo.gae import compute_gae
@@ -315,8 +316,11 @@ class PPO:
             "shuffle_generator": self.shuffle.get_state(),
         }
 
-    def init_from(self, state: dict, source: str) -> None:
-        """Take the network and observation normalizer of a checkpoint's state (`source` names it in errors)."""
+    def init_from(self, state: dict, source: str) -> bool:
+        """Take the network and observation normalizer of a checkpoint's state (`source` names it in errors).
+
+        A network whose actor and critic MLPs are wider than the checkpoint's, and otherwise alike, is widened
+        (rocketrl.policy.widen: it starts acting as the checkpoint does); returns whether it was."""
         mine = self.model.state_dict()
         theirs = state.get("model")
         if not isinstance(theirs, dict):
@@ -325,14 +329,19 @@ class PPO:
         extra = [k for k in theirs if k not in mine]
         if differ or extra:
             name = (differ or extra)[0]
-            raise ValueError(
-                f"run.init_from={source}: its network differs from this run's at {name!r} "
-                f"({tuple(theirs[name].shape) if name in theirs else 'missing'} against "
-                f"{tuple(mine[name].shape) if name in mine else 'missing'}); give model sizes that match it"
-            )
+            try:
+                theirs = widened_state_dict(theirs, mine)
+            except ValueError as why:
+                raise ValueError(
+                    f"run.init_from={source}: its network differs from this run's at {name!r} "
+                    f"({tuple(theirs[name].shape) if name in theirs else 'missing'} against "
+                    f"{tuple(mine[name].shape) if name in mine else 'missing'}), and cannot be widened into it "
+                    f"({why}); give model sizes that match it, or wider hidden widths of the same depth"
+                ) from None
         self.model.load_state_dict(theirs)
         if state.get("obs_norm") is not None:
             self.obs_norm.load_state_dict(state["obs_norm"])
+        return bool(differ or extra)
 
     def load_state_dict(self, state: dict) -> None:
         assert self.return_scaler is not None

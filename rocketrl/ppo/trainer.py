@@ -119,6 +119,8 @@ class Trainer:
         self._stop_signal: int | None = None
         self.init_file: Path | None = None
         """The checkpoint the network started from (run.init_from), once `init_from` has run."""
+        self.init_widened = False
+        """Whether `init_from` widened that checkpoint's network into this run's wider hidden layers."""
 
     def _stage_env_config(self) -> EnvConfig:
         """cfg.env with the team sizes of the current curriculum stage."""
@@ -290,7 +292,7 @@ class Trainer:
 
         path = resolve_checkpoint(spec)
         state, _ = load_checkpoint(path, device=self.device)
-        self.algorithm.init_from(state, spec)
+        self.init_widened = self.algorithm.init_from(state, spec)
         self.init_file = path
         return path
 
