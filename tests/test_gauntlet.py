@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -61,27 +63,31 @@ def test_eval_gauntlet_plays_every_gauntlet_bot_and_scripted_opponent_but_itself
     assert all(r["num_games"] == 2 for r in report["results"])
 
 
-def test_a_run_starts_from_a_checkpoints_network_and_normalizer(tmp_path) -> None:
+@contextmanager
+def run_beside_a_checkpoint(tmp_path: Path, actor: str, critic: str) -> Iterator[tuple[Trainer, Path]]:
+    """A small Trainer of the given hidden widths ("64,64") and a 64-64 checkpoint to start it from."""
     checkpoint = make_checkpoint(tmp_path, hidden=(64, 64))
-    cfg = load_config(None, [*SMALL, "--model.actor-hidden", "64,64", "--model.critic-hidden", "64,64",
-                             "--run.logdir", str(tmp_path), "--run.name", "init"])  # fmt: skip
+    cfg = load_config(None, [*SMALL, "--model.actor-hidden", actor, "--model.critic-hidden", critic,
+                             "--run.logdir", str(tmp_path), "--run.name", "run"])  # fmt: skip
     trainer = Trainer(cfg)
     try:
-        trainer.init_from(str(checkpoint))
-        state, _ = load_checkpoint(checkpoint)
-        for name, value in trainer.model.state_dict().items():
-            assert torch.equal(value, state["model"][name]), name
-        assert torch.equal(trainer.algorithm.obs_norm.state_dict()["mean"], state["obs_norm"]["mean"])
+        yield trainer, checkpoint
     finally:
         trainer.close()
 
 
+def test_a_run_starts_from_a_checkpoints_network_and_normalizer(tmp_path) -> None:
+    with run_beside_a_checkpoint(tmp_path, "64,64", "64,64") as (trainer, checkpoint):
+        trainer.init_from(str(checkpoint))
+        assert not trainer.init_widened
+        state, _ = load_checkpoint(checkpoint)
+        for name, value in trainer.model.state_dict().items():
+            assert torch.equal(value, state["model"][name]), name
+        assert torch.equal(trainer.algorithm.obs_norm.state_dict()["mean"], state["obs_norm"]["mean"])
+
+
 def test_a_run_with_wider_hidden_layers_starts_playing_as_the_checkpoint(tmp_path) -> None:
-    checkpoint = make_checkpoint(tmp_path, hidden=(64, 64))
-    cfg = load_config(None, [*SMALL, "--model.actor-hidden", "96,128", "--model.critic-hidden", "128,64",
-                             "--run.logdir", str(tmp_path), "--run.name", "wide"])  # fmt: skip
-    trainer = Trainer(cfg)
-    try:
+    with run_beside_a_checkpoint(tmp_path, "96,128", "128,64") as (trainer, checkpoint):
         trainer.init_from(str(checkpoint))
         assert trainer.init_widened
         bot = load_policy(str(checkpoint), deterministic=True)
@@ -89,20 +95,12 @@ def test_a_run_with_wider_hidden_layers_starts_playing_as_the_checkpoint(tmp_pat
         wide = trainer.algorithm.obs_norm.normalize(obs)
         with torch.no_grad():
             assert torch.equal(trainer.model.act(wide, deterministic=True)[0], bot.act(obs, None)[0])
-    finally:
-        trainer.close()
 
 
 def test_a_network_of_another_shape_is_refused_by_name(tmp_path) -> None:
-    checkpoint = make_checkpoint(tmp_path, hidden=(64, 64))
-    cfg = load_config(None, [*SMALL, "--model.actor-hidden", "32,32", "--model.critic-hidden", "32,32",
-                             "--run.logdir", str(tmp_path), "--run.name", "other"])  # fmt: skip
-    trainer = Trainer(cfg)
-    try:
+    with run_beside_a_checkpoint(tmp_path, "32,32", "32,32") as (trainer, checkpoint):
         with pytest.raises(ValueError, match=r"run.init_from=.*actor\.0\.weight.*cannot be widened"):
             trainer.init_from(str(checkpoint))
-    finally:
-        trainer.close()
 
 
 def test_the_shipped_1v1_bot_is_the_newest_gauntlet_version_with_its_card() -> None:
