@@ -94,6 +94,32 @@ def test_matchmaking_floor_keeps_old_versions_in_play(tmp_path: Path) -> None:
     assert probs.sum() == pytest.approx(1.0)
 
 
+def test_hard_matchmaking_prefers_the_opponents_the_learner_loses_to(tmp_path: Path) -> None:
+    """Learner at 1500 against snapshots at 1000, 1500, 1700: p = 0.947, 0.5, 0.240 (Elo). 'close' weighs
+    p(1-p) = 0.050, 0.25, 0.182 and picks the even one most; 'hard' weighs (1-p)^2 = 0.0028, 0.25, 0.577 and picks
+    the one that beats the learner most; the uniform floor is mixed in the same way for both."""
+    elos = [1000.0, 1500.0, 1700.0]
+    p = np.array([1 / (1 + 10 ** ((r - 1500) / 400)) for r in elos])
+    np.testing.assert_allclose(p, [0.9468, 0.5, 0.2403], atol=5e-5)
+    league = _league_with_snapshots(tmp_path, elos, floor=0.25)
+    league.config.matchmaking = "hard"
+    names, probs = league.pick_probabilities()
+    hard = (1 - p) ** 2
+    np.testing.assert_allclose(probs, 0.75 * hard / hard.sum() + 0.25 / 3)
+    np.testing.assert_allclose(probs, [0.0859, 0.3092, 0.6049], atol=5e-4)
+    assert names[int(np.argmax(probs))] == "snapshot_2"
+    league.config.matchmaking = "close"
+    _, close = league.pick_probabilities()
+    assert int(np.argmax(close)) == 1 and close[2] < probs[2]
+
+
+def test_matchmaking_setting_is_checked_and_set_from_the_command_line() -> None:
+    with pytest.raises(ValueError, match=r"league.matchmaking='fair': must be one of close, hard"):
+        LeagueConfig(matchmaking="fair")
+    assert LeagueConfig().matchmaking == "close"
+    assert load_config(None, ["--league.matchmaking", "hard"]).league.matchmaking == "hard"
+
+
 def test_matchmaking_pool_size_limits_to_recent_snapshots(tmp_path: Path) -> None:
     league = _league_with_snapshots(tmp_path, [1500.0] * 5, floor=0.2)
     league.config.pool_size = 2

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from rocketrl.env.setters import MAX_KICKOFF_JITTER, kickoff_jitter_in_range
 
 OPPONENT_KINDS = ("selfplay", "checkpoint", "rule", "rotation")
+MATCHMAKING = ("close", "hard")
 
 
 @dataclass
@@ -24,6 +25,10 @@ class LeagueConfig:
     """Most recent snapshots that can be picked as opponents."""
     old_floor: float = 0.2
     """Share of snapshot picks made uniformly over the pool regardless of rating (against forgetting)."""
+    matchmaking: str = "close"
+    """How the other picks weigh a snapshot by p, the learner's rated win chance against it: 'close' weighs
+    p(1 - p), games either side may win first; 'hard' weighs (1 - p)^2, the opponents the learner still loses to
+    first (prioritised fictitious self-play's 'hard' weighting)."""
     fixed_opponents: list[str] = field(default_factory=list)
     """Bots that join the pool at the start, beside the learner's first snapshot, and stay in it: shipped bots
     ('gauntlet_vN'; 'gauntlet' for every gauntlet bot; 'pretrained') or checkpoint paths. They are matched by
@@ -72,6 +77,11 @@ class LeagueConfig:
             raise ValueError(f"league.pool_size={self.pool_size}: must be at least 1")
         if not 0.0 <= self.old_floor <= 1.0:
             raise ValueError(f"league.old_floor={self.old_floor}: must be in [0, 1]")
+        if self.matchmaking not in MATCHMAKING:
+            raise ValueError(
+                f"league.matchmaking={self.matchmaking!r}: must be one of {', '.join(MATCHMAKING)} "
+                "(close: weight p(1-p); hard: weight (1-p)^2, p the learner's win chance)"
+            )
         if not isinstance(self.fixed_opponents, list) or not all(
             isinstance(spec, str) and spec.strip() for spec in self.fixed_opponents
         ):

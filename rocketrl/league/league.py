@@ -4,8 +4,9 @@
   stored as checkpoints in <run>/league/snapshots/ so `rocketrl eval` can load them too. Fixed opponents
   (`fixed_opponents`: shipped bots or checkpoints) join at the start too and are never pushed out.
 - Matchmaking: a snapshot s is picked with weight p(1 - p), p the learner's Elo-predicted win
-  probability against s, so most games are close; `old_floor` of the picks are uniform over the
-  pool so old versions keep being played (against forgetting).
+  probability against s, so most games are close (`matchmaking: hard` weighs (1 - p)^2 instead: the
+  snapshots that beat the learner first); `old_floor` of the picks are uniform over the pool so old
+  versions keep being played (against forgetting).
 - Evaluation every `eval_interval` agent-steps: full games against RulePolicy (anchored at Elo
   1500) and a sampled snapshot update the ratings (Elo and OpenSkill) and the gate measures.
 - The curriculum (if any) advances after an update by steps or gate.
@@ -48,6 +49,16 @@ SCRIPTED_KINDS = {"rule": RULE_POLICY, "rotation": ROTATION}
 """Opponent kinds played by a scripted policy, and that policy's name."""
 
 LEARNER = "learner"
+
+
+def matchmaking_weights(win_chance: np.ndarray, matchmaking: str) -> np.ndarray:
+    """Unnormalised pick weights of snapshots, shape (S,), from the learner's win chance against each, (S,) in
+    [0, 1]: 'close' p(1 - p), 'hard' (1 - p)^2 (see LeagueConfig.matchmaking)."""
+    if matchmaking == "close":
+        return win_chance * (1.0 - win_chance)
+    if matchmaking == "hard":
+        return (1.0 - win_chance) ** 2
+    raise ValueError(f"league.matchmaking={matchmaking!r}: must be one of close, hard")
 
 
 @dataclass
@@ -168,14 +179,15 @@ class League:
         return fixed + learner[-self.config.pool_size :]
 
     def pick_probabilities(self) -> tuple[list[str], np.ndarray]:
-        """Names of the pickable snapshots and their probabilities: (1 - floor) * p(1-p)-weighted + floor * uniform."""
+        """Names of the pickable snapshots and their probabilities: (1 - floor) * rating-weighted + floor *
+        uniform, the weights those of `matchmaking_weights`."""
         pool = self.pool_names()
         if not pool:
             return [], np.zeros(0)
         p = np.array([self.table.win_probability(LEARNER, name) for name in pool])
-        closeness = p * (1.0 - p)
+        rated = matchmaking_weights(p, self.config.matchmaking)
         uniform = np.full(len(pool), 1.0 / len(pool))
-        weights = closeness / closeness.sum() if closeness.sum() > 0 else uniform
+        weights = rated / rated.sum() if rated.sum() > 0 else uniform
         floor = self.config.old_floor
         return pool, (1.0 - floor) * weights + floor * uniform
 
