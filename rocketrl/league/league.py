@@ -27,7 +27,7 @@ from rocketrl.env.batched import BatchedEnv
 from rocketrl.env.config import EnvConfig
 from rocketrl.infra.atomic_json import write_json_atomic
 from rocketrl.infra.checkpoint import load_checkpoint, save_checkpoint
-from rocketrl.league.config import LeagueConfig
+from rocketrl.league.config import MATCHMAKING, LeagueConfig
 from rocketrl.league.curriculum import Curriculum, Stage, load_curriculum
 from rocketrl.league.match import MatchConfig, MatchResult, game_env_config, play_match
 from rocketrl.league.plan import ArenaPlan
@@ -58,7 +58,7 @@ def matchmaking_weights(win_chance: np.ndarray, matchmaking: str) -> np.ndarray:
         return win_chance * (1.0 - win_chance)
     if matchmaking == "hard":
         return (1.0 - win_chance) ** 2
-    raise ValueError(f"league.matchmaking={matchmaking!r}: must be one of close, hard")
+    raise ValueError(f"league.matchmaking={matchmaking!r}: must be one of {', '.join(MATCHMAKING)}")
 
 
 @dataclass
