@@ -93,3 +93,50 @@ def test_a_run_trains_against_a_fixed_bot_with_a_network_unlike_its_own(tmp_path
         assert (trainer.run_dir / "league" / "snapshots" / "fixed_gauntlet_v1.safetensors").is_file()
     finally:
         trainer.close()
+
+
+def test_an_exploiter_plays_only_its_fixed_bots_even_the_one_it_starts_from(tmp_path: Path) -> None:
+    """snapshot_interval 0: the learner never joins the pool, so a run that starts from gauntlet_v1 and names it
+    in fixed_opponents trains against gauntlet_v1 alone (the bot is kept, not left out as the first snapshot)."""
+    overrides = [
+        "--env.num-arenas", "4", "--env.stepping", "serial", "--ppo.rollout-steps", "32", "--ppo.minibatches", "2",
+        "--ppo.epochs", "1", "--run.init-from", "gauntlet_v1",
+        "--run.timesteps", "512", "--run.checkpoint-interval", "10000", "--run.logdir", str(tmp_path),
+        "--run.name", "exploiter", "--league.opponents", "checkpoint=1.0", "--league.fixed-opponents", "gauntlet_v1",
+        "--league.snapshot-interval", "0",
+    ]  # fmt: skip
+    trainer = Trainer(load_config(None, overrides))
+    try:
+        trainer.verify()
+        trainer.learn()
+        league = trainer.league
+        assert league is not None and trainer.counters.global_step >= 512
+        assert [s["name"] for s in league.snapshots] == ["fixed_gauntlet_v1"]
+        assert league.pool_names() == ["fixed_gauntlet_v1"]
+        assert set(league._snapshot_policies) == {"fixed_gauntlet_v1"}  # the only bot picked and played
+    finally:
+        trainer.close()
+
+
+def test_an_empty_pool_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match=r"league.snapshot_interval=0 leaves the pool empty.*fixed_opponents"):
+        LeagueConfig(opponents={"checkpoint": 1.0}, snapshot_interval=0)
+    with pytest.raises(ValueError, match=r"league.snapshot_interval=-1: must be 0"):
+        LeagueConfig(snapshot_interval=-1)
+    LeagueConfig(opponents={"selfplay": 0.5, "rule": 0.5}, snapshot_interval=0)  # no checkpoint arenas: no pool needed
+
+
+def test_the_exploiter_preset_plays_the_shipped_bot_alone_from_the_shipped_bot() -> None:
+    from rocketrl.config import config_to_dict, preset_config_path
+
+    exploiter = load_config(preset_config_path("exploiter_1v1"))
+    long = load_config(preset_config_path("league_1v1_long"))
+    assert exploiter.league.opponents == {"checkpoint": 1.0} and exploiter.league.snapshot_interval == 0
+    assert exploiter.league.fixed_opponents == ["pretrained"] and exploiter.run.init_from == "pretrained"
+    assert resolve_checkpoint(exploiter.run.init_from) == resolve_checkpoint(long.run.init_from)  # the newest bot
+    # everything else is the long league preset's
+    a, b = config_to_dict(exploiter), config_to_dict(long)
+    for section, key in (("league", "opponents"), ("league", "snapshot_interval"), ("league", "fixed_opponents"),
+                         ("run", "init_from"), ("run", "timesteps")):  # fmt: skip
+        a[section].pop(key), b[section].pop(key)
+    assert a == b

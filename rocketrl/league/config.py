@@ -20,7 +20,9 @@ class LeagueConfig:
     non-selfplay arenas the learner plays blue in even arenas and
     orange in odd ones."""
     snapshot_interval: int = 1_000_000
-    """Agent-steps between snapshots of the learner joining the opponent pool (one joins at the start)."""
+    """Agent-steps between snapshots of the learner joining the opponent pool (one joins at the start). 0: the
+    learner never joins, so its checkpoint arenas play `fixed_opponents` only (an exploiter: a bot trained to beat
+    the named bots and nothing else)."""
     pool_size: int = 20
     """Most recent snapshots that can be picked as opponents."""
     old_floor: float = 0.2
@@ -71,8 +73,16 @@ class LeagueConfig:
     def validate(self) -> None:
         """Raise ValueError naming the first setting out of range."""
         validate_opponents(self.opponents, "league.opponents")
-        if self.snapshot_interval < 1:
-            raise ValueError(f"league.snapshot_interval={self.snapshot_interval}: must be at least 1")
+        if self.snapshot_interval < 0:
+            raise ValueError(
+                f"league.snapshot_interval={self.snapshot_interval}: must be 0 (the learner never joins the pool) "
+                "or a positive number of agent-steps"
+            )
+        if self.snapshot_interval == 0 and self.opponents.get("checkpoint", 0) > 0 and not self.fixed_opponents:
+            raise ValueError(
+                "league.snapshot_interval=0 leaves the pool empty: name the bots the checkpoint arenas play in "
+                "league.fixed_opponents (e.g. [pretrained]), or give snapshots an interval"
+            )
         if self.pool_size < 1:
             raise ValueError(f"league.pool_size={self.pool_size}: must be at least 1")
         if not 0.0 <= self.old_floor <= 1.0:

@@ -1,8 +1,8 @@
 """League: the learner's opponents during training, their ratings, evaluation and the curriculum.
 
-- Snapshots of the learner join the pool every `snapshot_interval` agent-steps (one at the start),
-  stored as checkpoints in <run>/league/snapshots/ so `rocketrl eval` can load them too. Fixed opponents
-  (`fixed_opponents`: shipped bots or checkpoints) join at the start too and are never pushed out.
+- Snapshots of the learner join the pool every `snapshot_interval` agent-steps (one at the start; none when
+  it is 0), stored as checkpoints in <run>/league/snapshots/ so `rocketrl eval` can load them too. Fixed
+  opponents (`fixed_opponents`: shipped bots or checkpoints) join at the start too and are never pushed out.
 - Matchmaking: a snapshot s is picked with weight p(1 - p), p the learner's Elo-predicted win
   probability against s, so most games are close (`matchmaking: hard` weighs (1 - p)^2 instead: the
   snapshots that beat the learner first); `old_floor` of the picks are uniform over the pool so old
@@ -239,7 +239,8 @@ class League:
         save_checkpoint(self.run_dir / rel, state, meta={"step": step, "config": config_dict, "snapshot": name})
         self.snapshots.append({"name": name, "step": step, "path": str(rel)})
         self.table.add(name, elo=self.table[LEARNER].elo)
-        self.next_snapshot = (step // self.config.snapshot_interval + 1) * self.config.snapshot_interval
+        interval = self.config.snapshot_interval
+        self.next_snapshot = (step // interval + 1) * interval if interval else -1
         return name
 
     def add_fixed_opponents(self, obs_size: int, start_file: Path | None = None) -> list[str]:
@@ -340,7 +341,7 @@ class League:
         """Snapshots, evaluation and the curriculum after an update; returns a reason if the stage changed."""
         cfg = self.config
         news = False
-        if step >= self.next_snapshot:
+        if self.config.snapshot_interval and step >= self.next_snapshot:
             self.add_snapshot(learner.model, learner.obs_norm, learner.config_dict, step)
             news = True
         if self.next_eval is not None and step >= self.next_eval:

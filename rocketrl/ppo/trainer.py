@@ -302,8 +302,10 @@ class Trainer:
         cfg, p = self.cfg, self.cfg.ppo
         self._install_signal_handlers()
         if self.league is not None and not self.league.snapshots:
-            self.league.add_snapshot(self.model, self.obs_norm, self.config_dict, self.counters.global_step)
-            self.league.add_fixed_opponents(self.algorithm.obs_size, self.init_file)
+            learner_joins = cfg.league.snapshot_interval > 0  # 0: the pool is the fixed opponents alone
+            if learner_joins:
+                self.league.add_snapshot(self.model, self.obs_norm, self.config_dict, self.counters.global_step)
+            self.league.add_fixed_opponents(self.algorithm.obs_size, self.init_file if learner_joins else None)
         if self.league is not None and cfg.league.eval_interval:
             self.league.evaluation_env(cfg.env)  # its workers start now, not at the first evaluation
         self.collection.start()
