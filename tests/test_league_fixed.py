@@ -4,6 +4,7 @@ into the run, stay pickable whatever `pool_size`, play with their own network, a
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -124,6 +125,14 @@ def test_an_empty_pool_is_refused_by_name() -> None:
     with pytest.raises(ValueError, match=r"league.snapshot_interval=-1: must be 0"):
         LeagueConfig(snapshot_interval=-1)
     LeagueConfig(opponents={"selfplay": 0.5, "rule": 0.5}, snapshot_interval=0)  # no checkpoint arenas: no pool needed
+
+
+def test_checkpoint_arenas_with_an_empty_pool_are_refused_by_name(tmp_path: Path) -> None:
+    """A curriculum stage can ask for checkpoint arenas the config's own shares do not have."""
+    league = League(LeagueConfig(opponents={"rule": 1.0}, snapshot_interval=0), tmp_path, torch.device("cpu"))
+    plan = SimpleNamespace(slots=[SimpleNamespace(kind="checkpoint")])
+    with pytest.raises(ValueError, match=r"pool is empty.*league.fixed_opponents"):
+        league.opponent_names(plan)  # type: ignore[arg-type]
 
 
 def test_the_exploiter_preset_plays_the_shipped_bot_alone_from_the_shipped_bot() -> None:

@@ -199,6 +199,11 @@ class League:
                 names.append(SCRIPTED_KINDS[slot.kind])
             else:
                 pool, probs = self.pick_probabilities()
+                if not pool:  # a curriculum stage with checkpoint arenas, snapshot_interval 0, no fixed opponents
+                    raise ValueError(
+                        "the league's pool is empty but the arenas include 'checkpoint' opponents: with "
+                        "league.snapshot_interval=0 name the bots they play in league.fixed_opponents"
+                    )
                 names.append(pool[int(self.picks.choice(len(pool), p=probs))])
         return names
 
