@@ -3,8 +3,9 @@ into the run, stay pickable whatever `pool_size`, play with their own network, a
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 import torch
@@ -74,49 +75,49 @@ def test_fixed_opponents_setting_is_checked_and_read_from_the_command_line() -> 
     assert cfg.league.fixed_opponents == ["gauntlet_v1", "gauntlet_v2"]
 
 
-def test_a_run_trains_against_a_fixed_bot_with_a_network_unlike_its_own(tmp_path: Path) -> None:
-    """A tiny learner (32 units) meets gauntlet_v1 (its own, larger network) in its checkpoint arenas."""
-    overrides = [
+@contextmanager
+def trained_against_the_pool(tmp_path: Path, name: str, *overrides: str) -> Iterator[Trainer]:
+    """A 512-step run of 4 arenas, every one against the pool (`overrides` add to or replace these settings),
+    trained and open; closed after the block."""
+    base = [
         "--env.num-arenas", "4", "--env.stepping", "serial", "--ppo.rollout-steps", "32", "--ppo.minibatches", "2",
-        "--ppo.epochs", "1", "--model.actor-hidden", "[32]", "--model.critic-hidden", "[32]",
-        "--run.timesteps", "512", "--run.checkpoint-interval", "10000", "--run.logdir", str(tmp_path),
-        "--run.name", "fixed", "--league.opponents", "checkpoint=1.0", "--league.fixed-opponents", "gauntlet_v1",
-        "--league.snapshot-interval", "1000000", "--league.old-floor", "1.0",
+        "--ppo.epochs", "1", "--run.timesteps", "512", "--run.checkpoint-interval", "10000",
+        "--run.logdir", str(tmp_path), "--run.name", name, "--league.opponents", "checkpoint=1.0",
     ]  # fmt: skip
-    trainer = Trainer(load_config(None, overrides))
+    trainer = Trainer(load_config(None, [*base, *overrides]))
     try:
         trainer.verify()
         trainer.learn()
+        yield trainer
+    finally:
+        trainer.close()
+
+
+def test_a_run_trains_against_a_fixed_bot_with_a_network_unlike_its_own(tmp_path: Path) -> None:
+    """A tiny learner (32 units) meets gauntlet_v1 (its own, larger network) in its checkpoint arenas."""
+    with trained_against_the_pool(
+        tmp_path, "fixed", "--model.actor-hidden", "[32]", "--model.critic-hidden", "[32]",
+        "--league.fixed-opponents", "gauntlet_v1", "--league.snapshot-interval", "1000000", "--league.old-floor", "1.0",
+    ) as trainer:  # fmt: skip
         league = trainer.league
         assert league is not None
         assert [s["name"] for s in league.snapshots] == ["snapshot_000000000000", "fixed_gauntlet_v1"]
         assert "fixed_gauntlet_v1" in league._snapshot_policies  # picked and played
         assert (trainer.run_dir / "league" / "snapshots" / "fixed_gauntlet_v1.safetensors").is_file()
-    finally:
-        trainer.close()
 
 
 def test_an_exploiter_plays_only_its_fixed_bots_even_the_one_it_starts_from(tmp_path: Path) -> None:
     """snapshot_interval 0: the learner never joins the pool, so a run that starts from gauntlet_v1 and names it
     in fixed_opponents trains against gauntlet_v1 alone (the bot is kept, not left out as the first snapshot)."""
-    overrides = [
-        "--env.num-arenas", "4", "--env.stepping", "serial", "--ppo.rollout-steps", "32", "--ppo.minibatches", "2",
-        "--ppo.epochs", "1", "--run.init-from", "gauntlet_v1",
-        "--run.timesteps", "512", "--run.checkpoint-interval", "10000", "--run.logdir", str(tmp_path),
-        "--run.name", "exploiter", "--league.opponents", "checkpoint=1.0", "--league.fixed-opponents", "gauntlet_v1",
+    with trained_against_the_pool(
+        tmp_path, "exploiter", "--run.init-from", "gauntlet_v1", "--league.fixed-opponents", "gauntlet_v1",
         "--league.snapshot-interval", "0",
-    ]  # fmt: skip
-    trainer = Trainer(load_config(None, overrides))
-    try:
-        trainer.verify()
-        trainer.learn()
+    ) as trainer:  # fmt: skip
         league = trainer.league
         assert league is not None and trainer.counters.global_step >= 512
         assert [s["name"] for s in league.snapshots] == ["fixed_gauntlet_v1"]
         assert league.pool_names() == ["fixed_gauntlet_v1"]
         assert set(league._snapshot_policies) == {"fixed_gauntlet_v1"}  # the only bot picked and played
-    finally:
-        trainer.close()
 
 
 def test_an_empty_pool_is_refused_by_name() -> None:
@@ -127,12 +128,21 @@ def test_an_empty_pool_is_refused_by_name() -> None:
     LeagueConfig(opponents={"selfplay": 0.5, "rule": 0.5}, snapshot_interval=0)  # no checkpoint arenas: no pool needed
 
 
-def test_checkpoint_arenas_with_an_empty_pool_are_refused_by_name(tmp_path: Path) -> None:
-    """A curriculum stage can ask for checkpoint arenas the config's own shares do not have."""
-    league = League(LeagueConfig(opponents={"rule": 1.0}, snapshot_interval=0), tmp_path, torch.device("cpu"))
-    plan = SimpleNamespace(slots=[SimpleNamespace(kind="checkpoint")])
-    with pytest.raises(ValueError, match=r"pool is empty.*league.fixed_opponents"):
-        league.opponent_names(plan)  # type: ignore[arg-type]
+def test_a_curriculum_stage_with_checkpoint_arenas_and_an_empty_pool_is_refused_before_training(
+    tmp_path: Path,
+) -> None:
+    """A curriculum stage can ask for checkpoint arenas the config's own shares do not have: refused when the league
+    is built, not when the stage begins."""
+    path = tmp_path / "cur.yaml"
+    path.write_text(
+        "stages:\n"
+        "  - {name: warmup, opponents: {rule: 1.0}, until_steps: 512}\n"
+        "  - {name: pool, opponents: {checkpoint: 1.0}}\n"
+    )
+    config = LeagueConfig(opponents={"rule": 1.0}, snapshot_interval=0, curriculum=str(path))
+    with pytest.raises(ValueError, match=r"pool empty but curriculum stage 'pool'.*league.fixed_opponents"):
+        League(config, tmp_path, torch.device("cpu"))
+    League(LeagueConfig(**{**vars(config), "fixed_opponents": ["gauntlet_v1"]}), tmp_path, torch.device("cpu"))
 
 
 def test_the_exploiter_preset_plays_the_shipped_bot_alone_from_the_shipped_bot() -> None:

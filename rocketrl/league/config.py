@@ -70,6 +70,20 @@ class LeagueConfig:
     def pure_selfplay(self) -> bool:
         return set(k for k, v in self.opponents.items() if v > 0) == {"selfplay"}
 
+    @property
+    def learner_joins_pool(self) -> bool:
+        """Whether snapshots of the learner join the pool (snapshot_interval > 0)."""
+        return self.snapshot_interval > 0
+
+    def check_pool_for(self, opponents: dict[str, float], where: str) -> None:
+        """Raise ValueError when `opponents` (shares by kind; `where` names them) have checkpoint arenas that
+        would find the pool empty: no snapshots of the learner and no fixed opponents."""
+        if opponents.get("checkpoint", 0) > 0 and not self.learner_joins_pool and not self.fixed_opponents:
+            raise ValueError(
+                f"league.snapshot_interval=0 leaves the pool empty but {where} has checkpoint arenas: name the bots "
+                "they play in league.fixed_opponents (e.g. [pretrained]), or give snapshots an interval"
+            )
+
     def validate(self) -> None:
         """Raise ValueError naming the first setting out of range."""
         validate_opponents(self.opponents, "league.opponents")
@@ -78,11 +92,7 @@ class LeagueConfig:
                 f"league.snapshot_interval={self.snapshot_interval}: must be 0 (the learner never joins the pool) "
                 "or a positive number of agent-steps"
             )
-        if self.snapshot_interval == 0 and self.opponents.get("checkpoint", 0) > 0 and not self.fixed_opponents:
-            raise ValueError(
-                "league.snapshot_interval=0 leaves the pool empty: name the bots the checkpoint arenas play in "
-                "league.fixed_opponents (e.g. [pretrained]), or give snapshots an interval"
-            )
+        self.check_pool_for(self.opponents, "league.opponents")
         if self.pool_size < 1:
             raise ValueError(f"league.pool_size={self.pool_size}: must be at least 1")
         if not 0.0 <= self.old_floor <= 1.0:

@@ -103,6 +103,8 @@ class League:
         self.recent: dict[str, deque[float]] = {kind: deque(maxlen=200) for kind in ("checkpoint", *SCRIPTED_KINDS)}
         self.picks = np.random.default_rng(seed)
         self.curriculum: Curriculum | None = load_curriculum(config.curriculum) if config.curriculum else None
+        for stage in self.curriculum.stages if self.curriculum else []:
+            config.check_pool_for(stage.opponents, f"curriculum stage {stage.name!r}")
         self._rule: Policy | None = None
         self._rotation: Policy | None = None
         self._snapshot_policies: dict[str, Policy] = {}
@@ -199,11 +201,6 @@ class League:
                 names.append(SCRIPTED_KINDS[slot.kind])
             else:
                 pool, probs = self.pick_probabilities()
-                if not pool:  # a curriculum stage with checkpoint arenas, snapshot_interval 0, no fixed opponents
-                    raise ValueError(
-                        "the league's pool is empty but the arenas include 'checkpoint' opponents: with "
-                        "league.snapshot_interval=0 name the bots they play in league.fixed_opponents"
-                    )
                 names.append(pool[int(self.picks.choice(len(pool), p=probs))])
         return names
 
@@ -244,9 +241,19 @@ class League:
         save_checkpoint(self.run_dir / rel, state, meta={"step": step, "config": config_dict, "snapshot": name})
         self.snapshots.append({"name": name, "step": step, "path": str(rel)})
         self.table.add(name, elo=self.table[LEARNER].elo)
-        interval = self.config.snapshot_interval
-        self.next_snapshot = (step // interval + 1) * interval if interval else -1
+        self.next_snapshot = (step // self.config.snapshot_interval + 1) * self.config.snapshot_interval
         return name
+
+    def start_pool(self, model: torch.nn.Module, obs_norm, config_dict: dict, step: int, obs_size: int,
+                   start_file: Path | None) -> None:  # fmt: skip
+        """The pool at a run's start (not on resume, which restores it): the learner's first snapshot unless
+        `snapshot_interval` is 0, then the fixed opponents; `start_file` (the run's `run.init_from`) is left out of
+        those only where the first snapshot already is that bot."""
+        if self.snapshots:
+            return
+        if self.config.learner_joins_pool:
+            self.add_snapshot(model, obs_norm, config_dict, step)
+        self.add_fixed_opponents(obs_size, start_file if self.config.learner_joins_pool else None)
 
     def add_fixed_opponents(self, obs_size: int, start_file: Path | None = None) -> list[str]:
         """Copy each of `fixed_opponents` into the pool (once, at the start), rated at the learner's Elo; returns
@@ -346,7 +353,7 @@ class League:
         """Snapshots, evaluation and the curriculum after an update; returns a reason if the stage changed."""
         cfg = self.config
         news = False
-        if self.config.snapshot_interval and step >= self.next_snapshot:
+        if cfg.learner_joins_pool and step >= self.next_snapshot:
             self.add_snapshot(learner.model, learner.obs_norm, learner.config_dict, step)
             news = True
         if self.next_eval is not None and step >= self.next_eval:

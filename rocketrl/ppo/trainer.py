@@ -301,11 +301,11 @@ class Trainer:
         """Train until run.timesteps agent-steps; returns the final counters."""
         cfg, p = self.cfg, self.cfg.ppo
         self._install_signal_handlers()
-        if self.league is not None and not self.league.snapshots:
-            learner_joins = cfg.league.snapshot_interval > 0  # 0: the pool is the fixed opponents alone
-            if learner_joins:
-                self.league.add_snapshot(self.model, self.obs_norm, self.config_dict, self.counters.global_step)
-            self.league.add_fixed_opponents(self.algorithm.obs_size, self.init_file if learner_joins else None)
+        if self.league is not None:
+            self.league.start_pool(
+                self.model, self.obs_norm, self.config_dict, self.counters.global_step, self.algorithm.obs_size,
+                self.init_file,
+            )  # fmt: skip
         if self.league is not None and cfg.league.eval_interval:
             self.league.evaluation_env(cfg.env)  # its workers start now, not at the first evaluation
         self.collection.start()
