@@ -274,6 +274,27 @@ def test_manager_keeps_latest_and_best(tmp_path: Path) -> None:
     assert wide.best() == wide.path_for(9)
 
 
+def test_manager_keeps_the_first_checkpoint_past_each_mark(tmp_path: Path) -> None:
+    """keep_every=8: of checkpoints every ~2 steps, the first at or past 8, 16 and 24 stay for good; the rest go
+    as newer ones come (keep_latest 1, nothing scored), and a new manager on the folder keeps the same."""
+    manager = CheckpointManager(tmp_path, keep_best=0, keep_latest=1, keep_every=8)
+
+    def steps(m: CheckpointManager) -> list[int]:
+        return [int(p.stem.split("_")[1]) for p in m.list()]
+
+    for step in (2, 4, 6, 9, 10, 12, 14, 16, 18, 23, 25, 27):
+        manager.save(step, {"w": torch.full((2,), float(step))})
+    assert steps(manager) == [9, 16, 25, 27]
+    again = CheckpointManager(tmp_path, keep_best=0, keep_latest=1, keep_every=8)
+    again.save(29, {"w": torch.zeros(2)})
+    assert steps(again) == [9, 16, 25, 29]
+    plain = CheckpointManager(tmp_path, keep_best=0, keep_latest=1)
+    plain.save(31, {"w": torch.zeros(2)})
+    assert steps(plain) == [31]
+    with pytest.raises(ValueError, match="keep_every"):
+        CheckpointManager(tmp_path, keep_every=0)
+
+
 def test_manager_rejects_bad_arguments(tmp_path: Path) -> None:
     manager = CheckpointManager(tmp_path)
     assert manager.latest() is None and manager.best() is None and manager.list() == []

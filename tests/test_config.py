@@ -365,6 +365,7 @@ def test_config_to_dict_is_plain() -> None:
         (["--run.timesteps=0"], r"run\.timesteps=0"),
         (["--run.checkpoint-interval=0"], r"run\.checkpoint_interval=0"),
         (["--run.keep-best=0"], r"run\.keep_best=0"),
+        (["--run.keep-every=0"], r"run\.keep_every=0: give a positive number of agent-steps"),
         (["--run.seed=-1"], r"run\.seed=-1"),
         (["--run.name=a/b"], r"run\.name='a/b'"),
         (["--env.num-arenas=0"], r"env\.num_arenas=0"),

@@ -266,7 +266,9 @@ class CheckpointManager:
     """Checkpoints ``step_{step:012d}.safetensors`` in one directory, pruned to the newest plus the best.
 
     Keeps the ``keep_latest`` newest by step plus the ``keep_best`` with the highest score (ties: the newer
-    wins); checkpoints without a score count only as latest. The file just saved is always kept. Step and
+    wins); checkpoints without a score count only as latest. With ``keep_every`` (agent-steps), the first
+    checkpoint at or past each multiple of it is kept for good too (the bots at 8M, 16M, 24M... of a learning
+    curve). The file just saved is always kept. Step and
     score live in each file's meta, so a new manager on the same directory (after a restart) sees the same
     view, rebuilt from the file headers alone. Files it cannot read are skipped with a warning, never deleted.
     One manager (one process) writes a directory at a time.
@@ -274,14 +276,19 @@ class CheckpointManager:
 
     _NAME = re.compile(r"^step_(\d+)\.safetensors$")
 
-    def __init__(self, directory: str | Path, keep_best: int = 5, keep_latest: int = 1) -> None:
+    def __init__(
+        self, directory: str | Path, keep_best: int = 5, keep_latest: int = 1, keep_every: int | None = None
+    ) -> None:
         if keep_latest < 1:
             raise ValueError(f"keep_latest must be >= 1, got {keep_latest}")
         if keep_best < 0:
             raise ValueError(f"keep_best must be >= 0, got {keep_best}")
+        if keep_every is not None and (type(keep_every) is not int or keep_every < 1):
+            raise ValueError(f"keep_every must be a positive number of agent-steps or None, got {keep_every!r}")
         self.directory = Path(directory)
         self.keep_best = keep_best
         self.keep_latest = keep_latest
+        self.keep_every = keep_every
         self.directory.mkdir(parents=True, exist_ok=True)
         self._cache: dict[str, tuple[tuple[int, int, int], _Entry | None]] = {}
 
@@ -365,6 +372,7 @@ class CheckpointManager:
         kept.update(entry.path.name for entry in entries[-self.keep_latest :])
         scored = sorted((e for e in entries if e.score is not None), key=lambda e: (e.score, e.step), reverse=True)
         kept.update(entry.path.name for entry in scored[: self.keep_best])
+        kept.update(entry.path.name for entry in self._marks(entries))
         removed = False
         for entry in entries:
             if entry.path.name not in kept:
@@ -378,6 +386,18 @@ class CheckpointManager:
                 removed = True
         if removed:
             fsync_dir(self.directory)
+
+    def _marks(self, entries: builtins.list[_Entry]) -> builtins.list[_Entry]:
+        """The first checkpoint at or past each multiple of keep_every (entries sorted by step). Checkpoints only
+        come later in a run, so one kept as a mark stays the first of its span."""
+        if self.keep_every is None:
+            return []
+        marks: dict[int, _Entry] = {}
+        for entry in entries:
+            span = entry.step // self.keep_every
+            if span >= 1 and span not in marks:
+                marks[span] = entry
+        return list(marks.values())
 
     def _remove_temporaries(self) -> None:
         """Delete temporary files a crashed save left behind (``.<name>.safetensors.<pid>.<token>.tmp``)."""

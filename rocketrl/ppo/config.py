@@ -193,6 +193,9 @@ class RunConfig:
     machines: it bounds the work a crash can lose in time, whatever the speed); null: by steps only."""
     keep_best: int = 5
     """How many of the best checkpoints to keep."""
+    keep_every: int | None = None
+    """Also keep, never pruned, the first checkpoint at or past each multiple of this many agent-steps (e.g.
+    8_000_000 keeps the bots at 8M, 16M, 24M... to judge a learning curve); null: only the latest and the best."""
     best_by: BestBy = "return"
     """What ranks checkpoints for keep_best: return (mean episode return of the last 100 episodes) or
     win_rate_vs_rule (the league evaluation's win rate against RulePolicy, from an evaluation run since the
@@ -232,6 +235,10 @@ class RunConfig:
         at_least(self.checkpoint_interval, 1, "run.checkpoint_interval")
         positive_or_none(self.checkpoint_minutes, "run.checkpoint_minutes")
         at_least(self.keep_best, 1, "run.keep_best")
+        if self.keep_every is not None and self.keep_every < 1:
+            raise ValueError(
+                f"run.keep_every={self.keep_every!r}: give a positive number of agent-steps (e.g. 8000000), or null"
+            )
         if self.resume is not None and not self.resume.strip():
             raise ValueError("run.resume='': give a checkpoint path, 'latest', or null")
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.discord_webhook_env):

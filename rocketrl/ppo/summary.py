@@ -49,7 +49,8 @@ def summarize(trainer: Trainer) -> str:
         + (f" -> {p.resolved_entropy_coef_end:g} ({p.entropy_schedule})" if p.entropy_schedule != "constant" else ""),
         f"checkpoints   every {cfg.run.checkpoint_interval:,} steps"
         + (f" or {cfg.run.checkpoint_minutes:g} minutes" if cfg.run.checkpoint_minutes is not None else "")
-        + f", keep best {cfg.run.keep_best} by {cfg.run.best_by}",
+        + f", keep best {cfg.run.keep_best} by {cfg.run.best_by}"
+        + (f" and one every {cfg.run.keep_every:,} steps" if cfg.run.keep_every is not None else ""),
         f"timesteps     {cfg.run.timesteps:,}",
         f"speed         amp={sp.amp}{' (fp32 on this device)' if sp.amp == 'fp16' and not cuda else ''}"
         f"{' -> ' + trainer.amp_mode if sp.amp == 'auto' else ''}, "

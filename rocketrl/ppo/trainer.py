@@ -110,7 +110,9 @@ class Trainer:
         self.checkpoint_step: int | None = None
         """Step of the last checkpoint saved or resumed from; None before the first."""
         self.algorithm.setup_precision()
-        self.checkpoints = CheckpointManager(self.run_dir / "checkpoints", keep_best=cfg.run.keep_best)
+        self.checkpoints = CheckpointManager(
+            self.run_dir / "checkpoints", keep_best=cfg.run.keep_best, keep_every=cfg.run.keep_every
+        )
         self.notifier = DiscordNotifier(cfg.run.discord_webhook_env, self.run_dir.name)
         self.recent_returns: deque[float] = deque(maxlen=100)
         self.recent_lengths: deque[float] = deque(maxlen=100)
