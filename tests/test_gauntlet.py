@@ -132,8 +132,10 @@ def test_the_long_preset_runs_on_from_the_shipped_bot_with_its_schedules_held() 
     assert (long.ppo.learning_rate, long.ppo.entropy_coef) == (short.ppo.learning_rate, short.ppo.entropy_coef)
     # and nothing else differs from league_1v1
     a, b = config_to_dict(long), config_to_dict(short)
+    # (keeping the bots at 16M, 32M, 48M and 64M for good aside)
+    assert long.run.keep_every == short.run.timesteps and short.run.keep_every is None
     for section, key in (("run", "init_from"), ("run", "timesteps"), ("ppo", "lr_schedule"), ("ppo", "lr_end"),
-                         ("ppo", "entropy_schedule"), ("ppo", "entropy_coef_end")):  # fmt: skip
+                         ("ppo", "entropy_schedule"), ("ppo", "entropy_coef_end"), ("run", "keep_every")):  # fmt: skip
         a[section].pop(key), b[section].pop(key)
     assert a == b
 
