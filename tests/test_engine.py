@@ -310,6 +310,55 @@ def test_supersonic_bump_demolishes_the_opponent_until_it_respawns(duel):
         assert not demoed[d + 3 * STEPS_PER_SECOND + 1 :, a, victim].any()
 
 
+def _demolition_runs(tick_skip: int, stepping: str, steps: int) -> list[BatchState]:
+    """Two 1v1 arenas in a fresh engine: a supersonic blue car hits a parked orange car, from 600 uu in arena 0
+    and from 1,400 uu in arena 1 (so the hits come on different ticks); `steps` steps of `tick_skip` ticks."""
+    state = reset_state(
+        ball_pos=[FAR_BALL, FAR_BALL],
+        car_pos=[[[0, -600, 17], [0, 0, 17]], [[0, -1400, 17], [0, 0, 17]]],
+        car_vel=[[[0, 2290, 0], [0, 0, 0]], [[0, 2290, 0], [0, 0, 0]]],
+        car_rotation=[[yaw(math.pi / 2), yaw(0)], [yaw(math.pi / 2), yaw(0)]],
+        car_boost=[[100, 50], [100, 50]],
+    )
+    with RocketSimEngine(2, 1, 1, tick_skip=tick_skip, stepping=stepping, num_workers=2) as engine:
+        engine.reset(everywhere(engine), state)
+        controls = no_controls(engine)
+        controls[:, 0, THROTTLE] = controls[:, 0, BOOST] = 1.0
+        states = []
+        for step in range(steps):
+            if step == 40 // tick_skip:
+                controls[:, 0] = 0.0  # the bumper stops driving (and stays far from the respawn spots)
+            states.append(engine.step(controls))
+        return states
+
+
+def test_a_demolished_car_respawns_at_the_spot_the_rule_names_in_every_stepping_mode():
+    # RocketSim draws a respawn spot from a clock-seeded random engine; the engine moves the car to the spot
+    # arena.respawn_spot names for its respawn tick, so a game with a demolition replays exactly, in any mode.
+    delay_ticks = 3 * int(arena.TICK_RATE)  # respawn 3 s after the hit
+    by_tick = _demolition_runs(1, "serial", 500)
+    was = torch.stack([s.car_was_demolished[:, 1] for s in by_tick])  # (ticks, A): tick t is the (t+1)-th
+    hit = [int(torch.nonzero(was[:, a]).flatten()[0]) for a in range(2)]  # tick index of each hit
+    assert hit[0] != hit[1]
+    respawn = [t + delay_ticks for t in hit]
+    demoed = torch.stack([s.car_demolished[:, 1] for s in by_tick])
+    for a in range(2):
+        assert demoed[hit[a] : respawn[a], a].all() and not demoed[respawn[a], a]
+    # Orange's spots are blue's rotated by pi: x and y change sign; it falls straight down from 36 uu.
+    expected_x = [-arena.RESPAWN_X_BLUE[arena.respawn_spot(t, 1)] for t in respawn]
+    for a in range(2):
+        pos = by_tick[respawn[a]].car_pos[a, 1]
+        assert pos.tolist() == [expected_x[a], -arena.RESPAWN_Y_BLUE, 36.0]
+        assert float(by_tick[-1].car_pos[a, 1, 0]) == expected_x[a]  # landed where it fell (y settles < 1 uu)
+        assert abs(float(by_tick[-1].car_pos[a, 1, 1]) + arena.RESPAWN_Y_BLUE) < 1.0
+    steps = 500 // arena.DEFAULT_TICK_SKIP
+    finals = {mode: _demolition_runs(arena.DEFAULT_TICK_SKIP, mode, steps)[-1] for mode in STEPPING_MODES}
+    for mode, final in finals.items():
+        assert final.car_pos[:, 1, 0].tolist() == expected_x, mode
+        assert torch.equal(final.car_pos, finals["serial"].car_pos), mode
+        assert torch.equal(final.ball_pos, finals["serial"].ball_pos), mode
+
+
 def test_driving_over_small_and_big_pads_picks_them_up(duel):
     small = pad_index(0.0, -2816.0)
     big = pad_index(3072.0, 4096.0)

@@ -256,27 +256,7 @@ def scripted_report() -> dict:
         ever = p["demolished"].any(0)
         for i, name in enumerate(names):
             report[name][f"demolished_tick_{engine}"] = [int(first[i, c]) if ever[i, c] else None for c in range(2)]
-    flag_random_respawns(report)
     return report
-
-
-def flag_random_respawns(report: dict) -> None:
-    """Mark in a scripted_report each car's entries from its respawn in RocketSim on: "after_random_respawn".
-
-    RocketSim respawns a demolished car at one of four spots drawn from a thread-seeded random engine
-    (Car::Respawn with seed -1), so from then on the car's position differs from run to run and from any other
-    engine's: such errors are flagged, not measures of the physics. The flag starts a tick before the respawn
-    delay ends, so rounding of the delay never leaves the respawn tick unflagged."""
-    from rocketrl.sim.warp.constants import DEMO_RESPAWN_TIME  # RocketSim's default respawn delay, 3 s
-
-    respawn_ticks = int(round(DEMO_RESPAWN_TIME * TICKS_PER_SECOND))
-    for case in report.values():
-        for c, tick in enumerate(case["demolished_tick_rocketsim"]):
-            for seconds in CONTACT_TIMES:
-                if tick is not None and int(round(seconds * TICKS_PER_SECOND)) >= tick + respawn_ticks - 1:
-                    case[f"{seconds}s"][BODIES[c]]["after_random_respawn"] = True
-                    if f"{seconds}s" in case.get("rocketsim_moved", {}):
-                        case["rocketsim_moved"][f"{seconds}s"][BODIES[c]]["after_random_respawn"] = True
 
 
 def car_contact_report() -> dict:

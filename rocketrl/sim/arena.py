@@ -68,6 +68,19 @@ KICKOFF_SPAWNS_BLUE: tuple[tuple[float, float, float], ...] = (
     (0.0, -4608.0, math.pi / 2),
 )
 
+RESPAWN_X_BLUE: tuple[float, float, float, float] = (-2304.0, -2688.0, 2304.0, 2688.0)
+"""x (uu) of blue's four respawn spots after a demolition, all at y = RESPAWN_Y_BLUE, facing +y; orange's are
+these rotated by pi about z."""
+RESPAWN_Y_BLUE = -4608.0
+
+
+def respawn_spot(tick: int, car: int) -> int:
+    """Index into RESPAWN_X_BLUE of where car `car` (our order: blue cars, then orange) respawns when it respawns
+    in the arena's tick `tick` (ticks done since the arena was built). Both engines use this rule: RocketSim
+    itself draws the spot from a clock-seeded random engine, which no seed reproduces."""
+    return (tick + car) % len(RESPAWN_X_BLUE)
+
+
 # Boost pads in RocketSim's order: (x, y, z, is_big). The order is symmetric under the rotation by pi
 # about z that maps blue's view to orange's: pad i and pad 33 - i are mirror images.
 BOOST_PADS: tuple[tuple[float, float, float, bool], ...] = (

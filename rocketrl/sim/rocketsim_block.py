@@ -13,6 +13,7 @@ One arena's row in the flat float32 state buffer (see `StateLayout`):
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +25,9 @@ from rocketrl.sim.arena import (
     NUM_BOOST_PADS,
     RESET_ON_GROUND_MAX_Z,
     RESET_ON_GROUND_MIN_UP_Z,
+    RESPAWN_X_BLUE,
     TICK_TIME,
+    respawn_spot,
 )
 from rocketrl.sim.engine_base import CONTROL_WIDTH
 
@@ -119,6 +122,7 @@ class ArenaBlock:
             self.cars.append([])
             self._add_cars(k, blue_first=True)
         self._controls_cache: dict[bytes, object] = {}
+        self._tick_time = np.float32(self.arenas[0].tick_time) if self.arenas else np.float32(TICK_TIME)
         self.pads = [arena.get_boost_pads() for arena in self.arenas]
         self.state = state[lo:hi]
         self.raw_cars = self.state[:, self.layout.cars :].reshape(hi - lo, self.num_cars, RAW_CAR_WIDTH)
@@ -161,17 +165,69 @@ class ArenaBlock:
 
     # ------------------------------------------------------------------------------------ step
     def step(self, ticks: int, use_multi_step: bool = False) -> None:
-        """Apply this block's controls, advance every arena `ticks` ticks, read the new state."""
+        """Apply this block's controls, advance every arena `ticks` ticks, read the new state.
+
+        An arena where a demolished car respawns during the step is stepped to the end of that car's respawn tick,
+        the car is moved to the spot `respawn_spot` names, and the arena steps on (see `_step_respawning`)."""
         self.apply_controls()
+        due = self._respawns_due(ticks)
+        plain = [arena for k, arena in enumerate(self.arenas) if k not in due] if due else self.arenas
         if use_multi_step:
-            self._rs.Arena.multi_step(self.arenas, ticks)
+            self._rs.Arena.multi_step(plain, ticks)
         else:
-            for arena in self.arenas:
+            for arena in plain:
                 arena.step(ticks)
+        for k, respawns in due.items():
+            self._step_respawning(k, ticks, respawns)
         self.read_all(dt=ticks * TICK_TIME)
 
+    def _respawns_due(self, ticks: int) -> dict[int, list[tuple[int, int]]]:
+        """{arena k (local): [(j, c), ...]}: the demolished cars c (our order) of arena k that respawn in tick j
+        (1..ticks) of the next step, from their respawn timers as RocketSim counts them down (float32, one tick
+        length a tick, respawn when it reaches 0)."""
+        ks, cs = np.nonzero(self.raw_cars[:, :, GC_DEMOED] > 0.5)
+        due: dict[int, list[tuple[int, int]]] = {}
+        for k, c in zip(ks.tolist(), cs.tolist()):
+            timer = np.float32(self.cars[k][c].get_state().demo_respawn_timer)
+            for j in range(1, ticks + 1):
+                timer = max(np.float32(timer - self._tick_time), np.float32(0.0))
+                if timer == 0.0:
+                    due.setdefault(k, []).append((j, c))
+                    break
+        return due
+
+    def _step_respawning(self, k: int, ticks: int, respawns: list[tuple[int, int]]) -> None:
+        """Step arena k `ticks` ticks, stopping after each respawn tick j to move car c to its spot.
+
+        RocketSim respawns a car at one of four spots drawn from a random engine seeded by the clock (Car::Respawn
+        with seed -1), so no seed reproduces a game with a demolition, and no other engine can follow it. The car
+        sits at its spot through the respawn tick (RocketSim disables its body for that tick), so moving it along
+        x to the spot `respawn_spot` names (the spots differ only in x) is the respawn RocketSim would have made
+        there; the warp engine follows the same rule."""
+        arena, done = self.arenas[k], 0
+        for j, c in sorted(respawns):
+            if j > done:
+                arena.step(j - done)
+                done = j
+            car = self.cars[k][c]
+            state = car.get_state()
+            if state.is_demoed:  # not seen: the countdown above is RocketSim's own arithmetic
+                warnings.warn(
+                    f"arena {self.lo + k}: car {c} did not respawn in tick {j} of the step as its timer said; "
+                    "RocketSim will respawn it at a spot of its own random draw (this game will not replay exactly)",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                continue
+            x = RESPAWN_X_BLUE[respawn_spot(arena.tick_count - 1, c)]
+            state.pos = self._rs.Vec(x if c < self.blue_size else -x, state.pos.y, state.pos.z)
+            car.set_state(state)
+        if ticks > done:
+            arena.step(ticks - done)
+
     def step_raw(self, ticks: int, use_multi_step: bool = False) -> None:
-        """Advance every arena with the controls already set; read nothing (for benchmarks)."""
+        """Advance every arena with the controls already set; read nothing (for benchmarks: respawns stay
+        RocketSim's random draw)."""
         if use_multi_step:
             self._rs.Arena.multi_step(self.arenas, ticks)
         else:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from rocketrl.sim.arena import RESPAWN_X_BLUE, RESPAWN_Y_BLUE
 from rocketrl.sim.warp import layout
 from rocketrl.sim.warp.car import car_pre_tick
 from rocketrl.sim.warp.car_arena_box import car_arena_box_contact
@@ -55,8 +56,8 @@ from rocketrl.sim.warp.layout import (
 
 PAD_GRID_CELL = wp.constant(layout.PAD_GRID_CELL)
 """Cell edge (uu) of SimState.pad_grid (layout.pad_grid)."""
-RESPAWN_X = wp.constant(wp.vec4(-2304.0, -2688.0, 2304.0, 2688.0))
-RESPAWN_Y = wp.constant(-4608.0)
+RESPAWN_X = wp.constant(wp.vec4(*RESPAWN_X_BLUE))
+RESPAWN_Y = wp.constant(RESPAWN_Y_BLUE)
 
 
 @wp.func
@@ -77,7 +78,8 @@ def integrate_rotation(q: wp.quat, w: wp.vec3) -> wp.quat:
 
 @wp.func
 def respawn(s: SimStateRef, a: int, c: int, tick: int):
-    """Put a demolished car back at one of the four respawn spots of its team, with 33.3 boost."""
+    """Put a demolished car back at one of the four respawn spots of its team, with 33.3 boost; which one follows
+    rocketrl.sim.arena.respawn_spot, as the RocketSim engine's respawns do."""
     k = (tick + c) % 4
     sign = 1.0
     yaw = 1.5707963
