@@ -140,6 +140,20 @@ def test_the_long_preset_runs_on_from_the_shipped_bot_with_its_schedules_held() 
     assert a == b
 
 
+def test_the_next_generation_preset_is_the_long_one_at_a_third_of_the_rate_for_16m_steps() -> None:
+    from rocketrl.config import config_to_dict, preset_config_path
+
+    nxt = load_config(preset_config_path("league_1v1_next"))
+    long = load_config(preset_config_path("league_1v1_long"))
+    assert nxt.run.init_from == long.run.init_from == f"gauntlet_v{gauntlet_versions()[-1]}"
+    assert (nxt.ppo.learning_rate, nxt.ppo.resolved_lr_end) == (1e-4, 1e-4)  # held, the recipe of the last two bots
+    assert nxt.run.timesteps == 16_000_000 and nxt.run.keep_every is None
+    a, b = config_to_dict(nxt), config_to_dict(long)
+    for section, key in (("ppo", "learning_rate"), ("run", "timesteps"), ("run", "keep_every")):
+        a[section].pop(key), b[section].pop(key)
+    assert a == b
+
+
 def _make_pretrained(monkeypatch, gauntlet_dir):
     """scripts/make_pretrained.py as a module, writing its gauntlet versions into `gauntlet_dir`."""
     import rocketrl.policy.load as load
