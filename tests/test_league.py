@@ -14,12 +14,14 @@ import pytest
 import torch
 
 from rocketrl.config import load_config
+from rocketrl.env.actions import LookupTableAction
 from rocketrl.infra.checkpoint import CheckpointManager, read_meta
 from rocketrl.league.config import LeagueConfig
 from rocketrl.league.curriculum import Curriculum, Stage, load_curriculum
 from rocketrl.league.league import LEARNER, League
 from rocketrl.league.match import MatchConfig, MatchResult, play_match
 from rocketrl.league.plan import ArenaPlan, allocate_arenas
+from rocketrl.policy.actor_critic import ActorCritic, PolicyActor
 from rocketrl.policy.random_policy import RandomPolicy
 from rocketrl.ppo.trainer import Trainer
 
@@ -159,6 +161,37 @@ def test_rated_training_counts_from_workers(tmp_path: Path) -> None:
     league.rate_training_counts(LEARNER, 2, 0, 0)  # self-play is never rated
     assert (league.table["snapshot_0"].losses, league.table["snapshot_0"].draws) == (3, 1)
     assert league.table[LEARNER].games == 4
+
+
+def test_greedy_groups_meet_their_snapshot_playing_its_most_likely_action(tmp_path: Path) -> None:
+    """Two snapshot groups, one greedy: the first group's opponents play the network's argmax action on every
+    call (as in `rocketrl eval --deterministic` and the real game), the second's sample from the same network."""
+    torch.manual_seed(0)
+    model = ActorCritic(12, 90, discrete=True, actor_hidden=[16], critic_hidden=[16])
+    league = _league_with_snapshots(tmp_path, [1500.0], floor=0.0)
+    league.config.greedy_groups = 1
+    league._snapshot_policies["snapshot_0"] = PolicyActor(model)
+    plan = ArenaPlan(64, 1, 1, {"checkpoint": 1.0}, groups=2)
+    league.assign_opponents(plan, ["snapshot_0", "snapshot_0"])
+    greedy, sampling = plan.slots
+    obs = torch.randn(128, 12)
+    with torch.no_grad():
+        best = model.distribution(model._features_step(obs, None)[0]).mode()
+    table = LookupTableAction(torch.device("cpu")).table
+    for _ in range(3):
+        assert torch.equal(greedy.driver.act(obs[greedy.agents]), table[best[greedy.agents]])
+    drawn = torch.stack([sampling.driver.act(obs[sampling.agents]) for _ in range(3)])
+    assert not torch.equal(drawn[0], table[best[sampling.agents]]) and not torch.equal(drawn[0], drawn[1])
+    league.config.greedy_groups = 0  # the default: every group samples
+    league.assign_opponents(plan, ["snapshot_0", "snapshot_0"])
+    assert not any(slot.driver.policy.deterministic for slot in plan.slots)
+
+
+def test_greedy_groups_are_checked_and_set_from_the_command_line() -> None:
+    with pytest.raises(ValueError, match=r"league.greedy_groups=3: must lie in \[0, league.opponent_groups=2\]"):
+        LeagueConfig(greedy_groups=3)
+    assert LeagueConfig().greedy_groups == 0
+    assert load_config(None, ["--league.greedy-groups", "1"]).league.greedy_groups == 1
 
 
 # ------------------------------------------------------------------------------------------ curriculum

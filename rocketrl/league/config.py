@@ -43,6 +43,10 @@ class LeagueConfig:
     every snapshot keeps the learner's rating from when it joined and the pool is picked uniformly."""
     opponent_groups: int = 2
     """Snapshots met per rollout: the checkpoint arenas are split into this many groups."""
+    greedy_groups: int = 0
+    """Of those groups, how many meet their snapshot playing greedily (its most likely action each step), as bots
+    play in `rocketrl eval --deterministic` and in the real game (`rocketrl export`); the other groups' snapshots
+    sample their actions, as the learner does. 0 to `opponent_groups`."""
     eval_interval: int = 0
     """Agent-steps between evaluation matches (learner vs RulePolicy and a sampled snapshot) that update
     the ratings; 0 disables them."""
@@ -111,6 +115,11 @@ class LeagueConfig:
             )
         if self.opponent_groups < 1:
             raise ValueError(f"league.opponent_groups={self.opponent_groups}: must be at least 1")
+        if not 0 <= self.greedy_groups <= self.opponent_groups:
+            raise ValueError(
+                f"league.greedy_groups={self.greedy_groups}: must lie in [0, league.opponent_groups="
+                f"{self.opponent_groups}] (the snapshot groups that play greedily); raise opponent_groups for more"
+            )
         if self.eval_interval < 0:
             raise ValueError(f"league.eval_interval={self.eval_interval}: must be 0 (off) or positive")
         if self.eval_games < 1:

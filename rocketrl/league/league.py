@@ -206,11 +206,17 @@ class League:
 
     def assign_opponents(self, plan: ArenaPlan, names: list[str] | None = None) -> None:
         """Give every opponent slot of `plan` a policy for the next rollout (fresh recurrent state): the
-        policies `names` (one per slot), or by matchmaking when None."""
+        policies `names` (one per slot), or by matchmaking when None. The first `greedy_groups` snapshot slots
+        play their snapshot greedily (the same network, its most likely action)."""
         names = self.opponent_names(plan) if names is None else names
+        checkpoint_slots = 0
         for slot, name in zip(plan.slots, names, strict=True):
             slot.name = name
             policy = self.scripted_policy(name)
+            if slot.kind == "checkpoint":
+                if checkpoint_slots < self.config.greedy_groups and isinstance(policy, PolicyActor):
+                    policy = PolicyActor(policy.model, policy.normalizer, deterministic=True)
+                checkpoint_slots += 1
             slot.driver = PolicyDriver(policy, int(slot.agents.numel()), self.device)
 
     def record_training_outcomes(self, plan: ArenaPlan, episodes: dict[str, torch.Tensor]) -> None:
