@@ -176,7 +176,7 @@ def test_greedy_groups_meet_their_snapshot_playing_its_most_likely_action(tmp_pa
     greedy, sampling = plan.slots
     obs = torch.randn(128, 12)
     with torch.no_grad():
-        best = model.distribution(model._features_step(obs, None)[0]).mode()
+        best = model.act(obs, deterministic=True)[0]  # the argmax of the network's action distribution
     table = LookupTableAction(torch.device("cpu")).table
     for _ in range(3):
         assert torch.equal(greedy.driver.act(obs[greedy.agents]), table[best[greedy.agents]])
