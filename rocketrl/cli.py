@@ -201,6 +201,17 @@ def choose_among(runs: list[Path], cfg) -> Path:
     return best.checkpoint
 
 
+def cmd_average(args: argparse.Namespace) -> int:
+    """Average several bots trained from one parent into one checkpoint (rocketrl.policy.average)."""
+    from rocketrl.policy.average import average_checkpoints
+
+    if Path(args.out).exists() and not args.force:
+        raise ValueError(f"--out {args.out} exists: choose another path, or --force to replace it")
+    written = average_checkpoints(args.checkpoints, args.out)
+    print(f"averaged {len(args.checkpoints)} bots into {written}")
+    return 0
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     """Print versions, devices and the collision meshes in use."""
     import torch
@@ -306,6 +317,18 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--compile", action="store_true", help="fuse observations and rewards with torch.compile")
     sim.add_argument("--json", action="store_true", help="print one JSON summary instead of progress")
     sim.set_defaults(func=cmd_sim)
+
+    average = sub.add_parser(
+        "average",
+        help="average the weights of several bots trained from one parent into one bot",
+        description="Each bot's input layer is rewritten to read the bots' pooled observation statistics, then "
+        "every weight is averaged. Runs of one preset from one parent (several seeds or settings) average into a "
+        "bot that is often stronger than each; judge it with rocketrl eval before using it.",
+    )
+    average.add_argument("checkpoints", nargs="+", help="checkpoint paths or shipped bots (gauntlet_vN), two or more")
+    average.add_argument("--out", required=True, help="where to write the averaged checkpoint (.safetensors)")
+    average.add_argument("--force", action="store_true", help="replace --out if it exists")
+    average.set_defaults(func=cmd_average)
 
     info = sub.add_parser("info", help="show versions, devices and the collision meshes in use")
     info.set_defaults(func=cmd_info)

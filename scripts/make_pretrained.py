@@ -18,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from rocketrl.infra.checkpoint import load_checkpoint, save_checkpoint
+from rocketrl.infra.checkpoint import load_checkpoint, read_meta, save_checkpoint
 from rocketrl.policy.load import (
     GAUNTLET_DIR,
     GAUNTLET_PREFIX,
@@ -104,6 +104,12 @@ def league(record_path: str, evals: list[str] = ()) -> None:
         "machine": record["machine"],
         "record": record_path,
     }
+    if meta.get("averaged_from"):  # `rocketrl average`: the card names the bots it averaged and their seeds
+        card["averaged_from"] = meta["averaged_from"]
+        card["seed"] = [
+            checkpoint_config(Path(m["checkpoint"]), read_meta(m["checkpoint"])).get("run", {}).get("seed")
+            for m in meta["averaged_from"]
+        ]
     if evals:
         card["fresh_games"] = {
             result["name_b"]: figures(result)

@@ -1,7 +1,7 @@
 """Record a league run: its gauntlet file (docs/league_<TAG>_gauntlet.json) and one line in docs/league_runs.jsonl.
 
     python scripts/record_league.py RUN_DIR EVAL.json --tag TAG --variant TEXT --command "rocketrl train ..."
-        [--checkpoint CKPT] [--machine TEXT] [--preset league_1v1] [--docs docs]
+        [--checkpoint CKPT] [--machine TEXT] [--preset league_1v1] [--docs docs] [--averaged-from RUN_DIR ...]
     python scripts/record_league.py --table INIT_FROM [--variant TEXT]   (the Markdown table of a generation)
 
 RUN_DIR is the training run's folder (runs/NAME: config.yaml, TensorBoard events, checkpoints/); EVAL.json the
@@ -30,6 +30,13 @@ def main() -> None:
     parser.add_argument("--checkpoint", type=Path, help="the bot that played (default: the run's last checkpoint)")
     parser.add_argument("--machine", help="the machine, in words (default: CPU model, cores, instruction sets)")
     parser.add_argument("--preset", default="league_1v1", help="the preset the run was trained with")
+    parser.add_argument(
+        "--averaged-from",
+        nargs="+",
+        type=Path,
+        metavar="RUN_DIR",
+        help="the bot (--checkpoint) is these runs' bots averaged with `rocketrl average` (RUN_DIR one of them)",
+    )
     parser.add_argument("--docs", type=Path, default=Path("docs"), help="folder of the records (default docs)")
     parser.add_argument("--table", metavar="INIT_FROM", help="print the table of the runs that started from it")
     args = parser.parse_args()
@@ -44,7 +51,15 @@ def main() -> None:
     checkpoint = args.checkpoint or last_checkpoint(args.run_dir)
     report = json.loads(args.eval_json.read_text())
     gauntlet, line = league_record(
-        args.run_dir, checkpoint, report, args.command, args.variant, args.tag, args.machine, args.preset
+        args.run_dir,
+        checkpoint,
+        report,
+        args.command,
+        args.variant,
+        args.tag,
+        args.machine,
+        args.preset,
+        args.averaged_from,
     )
     target = args.docs / f"league_{args.tag}_gauntlet.json"
     if target.exists():

@@ -25,14 +25,14 @@ def result(name: str, wins: int, draws: int, losses: int, low: float = 0.5, high
             "win_rate": (wins + draws / 2) / n, "win_rate_low": low, "win_rate_high": high}  # fmt: skip
 
 
-def fake_run(tmp_path: Path) -> Path:
+def fake_run(tmp_path: Path, seed: int = 3) -> Path:
     """A run folder: the league preset's resolved config (seed 3, from gauntlet_v2) and SPS scalars logged at
     10,000 and 20,000 (two values each side of 12,000) over 90 s of wall time, and a checkpoint."""
     from torch.utils.tensorboard import SummaryWriter
 
-    run = tmp_path / "runs" / "gen_seed3"
+    run = tmp_path / "runs" / f"gen_seed{seed}"
     run.mkdir(parents=True)
-    cfg = load_config(preset_config_path("league_1v1"), ["--run.seed", "3", "--run.init-from", "gauntlet_v2"])
+    cfg = load_config(preset_config_path("league_1v1"), ["--run.seed", str(seed), "--run.init-from", "gauntlet_v2"])
     save_resolved_config(cfg, run / "config.yaml")
     writer = SummaryWriter(str(run))
     for step, value, wall in ((1000, 10_000.0, 100.0), (2000, 11_000.0, 130.0), (3000, 13_000.0, 160.0),
@@ -65,6 +65,18 @@ def test_record_takes_seed_start_and_speed_from_the_run_and_checks_each_target(t
     # to be assumed
     assert "--deterministic --kickoff-jitter 5 --workers 2 (assumed" in gauntlet["settings"]
     assert "greedy, kickoff jitter 5 uu" in line["gauntlet_settings"]
+
+
+def test_record_of_an_averaged_bot_adds_up_its_runs(tmp_path) -> None:
+    runs = [fake_run(tmp_path, seed) for seed in (2, 3, 4)]
+    report = {"num_games": 10, "game_seconds": 120.0, "results": [result("rule_policy", 10, 0, 0)]}
+    gauntlet, line = league_record(runs[0], tmp_path / "soup.safetensors", report, "rocketrl average ...", "v", "t",
+                                   machine="m", averaged_from=runs)  # fmt: skip
+    assert line["seed"] == [2, 3, 4] and line["averaged_from"] == [str(r) for r in runs]
+    # three runs of 4,000 steps and 1.5 minutes each; each run's median 12,000 agent-steps/s
+    assert line["steps"] == 12_000 and line["train_wall_minutes"] == 4.5
+    assert line["agent_steps_per_second_median"] == 12_000
+    assert gauntlet["bot"] == str(tmp_path / "soup.safetensors")
 
 
 def test_record_states_the_settings_the_report_names(tmp_path) -> None:

@@ -52,6 +52,18 @@ def training_figures(run_dir: Path) -> dict[str, Any]:
     }
 
 
+def averaged_figures(run_dirs: list[Path]) -> dict[str, Any]:
+    """Training figures of a bot averaged from several runs (`rocketrl average`): steps and wall minutes added up
+    over the runs, the median agent-steps/s of them all."""
+    figures = [training_figures(run_dir) for run_dir in run_dirs]
+    sps = [f["agent_steps_per_second_median"] for f in figures]
+    return {
+        "steps": sum(f["steps"] for f in figures),
+        "agent_steps_per_second_median": round(statistics.median(sps)),
+        "train_wall_minutes": round(sum(f["train_wall_minutes"] for f in figures), 1),
+    }
+
+
 def gauntlet_results(report: dict) -> dict[str, dict]:
     """{opponent: figures} of a `rocketrl eval --json` report (RESULT_KEYS of each result). Raises ValueError
     naming the missing field when the report is not one."""
@@ -103,9 +115,11 @@ def league_record(
     tag: str,
     machine: str | None = None,
     preset: str = "league_1v1",
+    averaged_from: list[Path] | None = None,
 ) -> tuple[dict, dict]:
     """(gauntlet file, run line) of the run at `run_dir` (trained with `preset`, which its config does not name)
-    whose `checkpoint` played the games of `report`."""
+    whose `checkpoint` played the games of `report`. `averaged_from`: the bot is the average of these runs'
+    bots (`rocketrl average`; `run_dir` one of them): steps and minutes are theirs added up, seeds listed."""
     from rocketrl.config import load_config
 
     config = load_config(run_dir / "config.yaml")
@@ -113,18 +127,20 @@ def league_record(
     machine = machine or machine_name()
     gauntlet = {"bot": str(checkpoint), "train": command, "settings": eval_settings(report, list(results)),
                 "machine": machine, "results": results}  # fmt: skip
-    figures = training_figures(run_dir)
+    figures = averaged_figures(averaged_from) if averaged_from else training_figures(run_dir)
+    seeds = [load_config(d / "config.yaml").run.seed for d in averaged_from] if averaged_from else None
     line = {
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "preset": preset,
         "variant": variant,
-        "seed": config.run.seed,
+        "seed": seeds or config.run.seed,
         "team_size": f"{config.env.blue_size}v{config.env.orange_size}",
         "command": command,
         "init_from": config.run.init_from,
         "train_engine": config.env.engine,
         "machine": machine,
         **figures,
+        **({"averaged_from": [str(d) for d in averaged_from]} if averaged_from else {}),
         "bot": f"{checkpoint} (not shipped)",
         "gauntlet": results,
         "gauntlet_settings": f"{report.get('num_games')} games each, {report.get('game_seconds', 120.0):g} s, "

@@ -1,0 +1,120 @@
+"""Weight averaging (`rocketrl average`, rocketrl.policy.average): pooled statistics by hand, the input layer's
+rewrite exact on raw observations, every deeper parameter the plain mean, and the refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from export_helpers import make_checkpoint
+
+from rocketrl.cli import main
+from rocketrl.env.obs import OBS_SIZE
+from rocketrl.infra.checkpoint import load_checkpoint, read_meta
+from rocketrl.policy.average import averaged_network, pooled_statistics
+from rocketrl.policy.load import policy_from_checkpoint
+
+
+def test_pooled_statistics_by_hand() -> None:
+    # Means 0 and 2 (variance 1 each): pooled mean 1, variance 1 + ((0-1)^2 + (2-1)^2) / 2 = 2.
+    stats = [
+        {
+            "mean": torch.tensor([0.0, 5.0], dtype=torch.float64),
+            "var": torch.tensor([1.0, 4.0], dtype=torch.float64),
+            "count": torch.tensor(10.0, dtype=torch.float64),
+        },
+        {
+            "mean": torch.tensor([2.0, 5.0], dtype=torch.float64),
+            "var": torch.tensor([1.0, 2.0], dtype=torch.float64),
+            "count": torch.tensor(30.0, dtype=torch.float64),
+        },
+    ]
+    pooled = pooled_statistics(stats)
+    assert torch.allclose(pooled["mean"], torch.tensor([1.0, 5.0], dtype=torch.float64))
+    assert torch.allclose(pooled["var"], torch.tensor([2.0, 3.0], dtype=torch.float64))
+    assert pooled["count"].item() == 20.0
+
+
+def _bots(tmp_path: Path, lstm: bool = False) -> list[Path]:
+    return [make_checkpoint(tmp_path / f"bot{seed}", lstm=lstm, seed=seed) for seed in (0, 1, 2)]
+
+
+@pytest.mark.parametrize("lstm", [False, True])
+def test_input_layer_reads_pooled_statistics_exactly(tmp_path: Path, lstm: bool) -> None:
+    states = [load_checkpoint(path)[0] for path in _bots(tmp_path, lstm)]
+    models, stats = [s["model"] for s in states], [s["obs_norm"] for s in states]
+    averaged, pooled = averaged_network(models, stats)
+    assert pooled is not None
+    raw = torch.randn(64, OBS_SIZE, dtype=torch.float64)
+
+    def pre_activation(model: dict, stat: dict, layer: str) -> torch.Tensor:
+        """The input layer's output before its activation (an LSTM: its input gates' W_ih y + b_ih), on raw x."""
+        y = (raw - stat["mean"]) / (stat["var"] + 1e-8).sqrt()
+        weight, bias = (
+            ("lstm.weight_ih_l0", "lstm.bias_ih_l0") if layer == "lstm" else (f"{layer}.weight", f"{layer}.bias")
+        )
+        return y @ model[weight].double().T + model[bias].double()
+
+    layers = ["lstm"] if lstm else ["actor.0", "critic.0"]
+    for layer in layers:
+        got = pre_activation(averaged, pooled, layer)
+        want = sum(pre_activation(m, s, layer) for m, s in zip(models, stats, strict=True)) / 3
+        # The bots' own input layers, each on its own statistics, averaged: the same to float32 rounding.
+        assert torch.allclose(got, want, rtol=1e-5, atol=1e-4), (got - want).abs().max()
+    inputs = ["lstm.weight_ih_l0"] if lstm else ["actor.0.weight", "critic.0.weight"]
+    rewritten = set(inputs) | {w.replace("weight", "bias") for w in inputs}
+    for name, value in averaged.items():
+        if name not in rewritten:
+            assert torch.allclose(value, sum(m[name] for m in models) / 3, atol=1e-7), name
+        assert value.dtype == models[0][name].dtype
+
+
+def test_averaging_one_bot_twice_gives_it_back(tmp_path: Path) -> None:
+    path = make_checkpoint(tmp_path / "bot")
+    state = load_checkpoint(path)[0]
+    averaged, pooled = averaged_network([state["model"]] * 2, [state["obs_norm"]] * 2)
+    for name, value in averaged.items():
+        assert torch.allclose(value, state["model"][name], atol=1e-6), name
+    assert torch.allclose(pooled["var"], state["obs_norm"]["var"])
+
+
+def test_cli_writes_a_bot_that_plays_as_its_network_says(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    bots = _bots(tmp_path)
+    out = tmp_path / "soup.safetensors"
+    assert main(["average", *map(str, bots), "--out", str(out)]) == 0
+    assert "averaged 3 bots" in capsys.readouterr().out
+    meta = read_meta(out)
+    assert [entry["checkpoint"] for entry in meta["averaged_from"]] == [str(p) for p in bots]
+    state = load_checkpoint(out)[0]
+    assert set(state) == {"model", "obs_norm"}  # what playing and run.init_from need; no optimizer
+    actor = policy_from_checkpoint(out, deterministic=True)
+    raw = torch.randn(32, OBS_SIZE)
+    expected, _ = averaged_network(
+        [load_checkpoint(p)[0]["model"] for p in bots], [load_checkpoint(p)[0]["obs_norm"] for p in bots]
+    )
+    for name, value in actor.model.state_dict().items():
+        assert torch.equal(value, expected[name]), name
+    actions, _ = actor.act(raw)
+    assert actions.shape[0] == 32
+    # An existing --out is kept unless --force.
+    assert main(["average", *map(str, bots), "--out", str(out)]) == 2
+    assert "exists" in capsys.readouterr().err
+
+
+def test_refusals_name_the_difference(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    small = make_checkpoint(tmp_path / "a")
+    wide = make_checkpoint(tmp_path / "b", hidden=(64, 32))
+    assert main(["average", str(small), str(wide), "--out", str(tmp_path / "x.safetensors")]) == 2
+    err = capsys.readouterr().err
+    assert "its model" in err and "differs" in err
+    assert not (tmp_path / "x.safetensors").exists()
+    assert main(["average", str(small), "--out", str(tmp_path / "x.safetensors")]) == 2
+    assert "at least two bots" in capsys.readouterr().err
+    attention = [make_checkpoint(tmp_path / f"t{s}", kind="attention", seed=s) for s in (0, 1)]
+    assert main(["average", *map(str, attention), "--out", str(tmp_path / "x.safetensors")]) == 2
+    assert "model.kind=attention" in capsys.readouterr().err
+    models = [load_checkpoint(small)[0]["model"], {**load_checkpoint(small)[0]["model"]}]
+    models[1]["actor.2.weight"] = torch.zeros(3, 3)
+    with pytest.raises(ValueError, match="'actor.2.weight'"):
+        averaged_network(models, None)
