@@ -118,3 +118,20 @@ def test_refusals_name_the_difference(tmp_path: Path, capsys: pytest.CaptureFixt
     models[1]["actor.2.weight"] = torch.zeros(3, 3)
     with pytest.raises(ValueError, match="'actor.2.weight'"):
         averaged_network(models, None)
+
+
+def test_bots_trained_without_normalization_average_their_weights_alone(tmp_path: Path) -> None:
+    from rocketrl.infra.checkpoint import save_checkpoint
+    from rocketrl.policy.average import average_checkpoints
+
+    bots = []
+    for seed in (0, 1):
+        state, meta = load_checkpoint(make_checkpoint(tmp_path / f"bot{seed}", seed=seed))
+        meta["config"]["ppo"]["normalize_observations"] = False  # statistics kept in the file, never applied
+        bots.append(save_checkpoint(tmp_path / f"plain{seed}.safetensors", state, meta))
+    out = average_checkpoints(bots, tmp_path / "soup.safetensors")
+    state = load_checkpoint(out)[0]
+    assert "obs_norm" not in state
+    models = [load_checkpoint(p)[0]["model"] for p in bots]
+    for name, value in state["model"].items():  # the input layers too: no statistics folded in
+        assert torch.allclose(value, (models[0][name] + models[1][name]) / 2, atol=1e-7), name

@@ -124,7 +124,10 @@ def average_checkpoints(specs: Sequence[str | Path], out: str | Path) -> Path:
             "model.kind=attention: averaging rewrites the layer that reads the observation, which only the MLP "
             "(with or without an LSTM) has in one place; average MLP bots"
         )
-    normalized = all("obs_norm" in state for state in states)
+    # Statistics a bot was trained without (ppo.normalize_observations false) are not part of its network.
+    normalized = _setting(configs[0], "ppo", "normalize_observations") is not False and all(
+        "obs_norm" in state for state in states
+    )
     model, stats = averaged_network(
         [state["model"] for state in states], [state["obs_norm"] for state in states] if normalized else None
     )
