@@ -323,7 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="average the weights of several bots trained from one parent into one bot",
         description="Each bot's input layer is rewritten to read the bots' pooled observation statistics, then "
         "every weight is averaged. Runs of one preset from one parent (several seeds or settings) average into a "
-        "bot that is often stronger than each; judge it with rocketrl eval before using it.",
+        "bot that can be stronger than each; judge it with rocketrl eval before using it.",
     )
     average.add_argument("checkpoints", nargs="+", help="checkpoint paths or shipped bots (gauntlet_vN), two or more")
     average.add_argument("--out", required=True, help="where to write the averaged checkpoint (.safetensors)")

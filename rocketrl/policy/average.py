@@ -1,13 +1,13 @@
 """Weight averaging: several bots trained from one parent, averaged into one network (a "model soup").
 
-Runs fine-tuned from the same start stay close in weight space, so the mean of their parameters is a network
-too, and often a better one than each run alone (docs/results/learning.md measures it). Each run's observation
-normalizer has drifted a little, though, and a network is only meaningful with its own statistics: run i reads
-y_i = (x - m_i) / s_i. So each run's input layer is first rewritten, exactly, to read the pooled statistics
-y = (x - m) / s instead (W' = W diag(s / s_i), b' = b + W ((m - m_i) / s_i)), and then every parameter is
-averaged. The pooled statistics are those of the runs' observations together, each run weighing the same:
-m = mean of m_i, var = mean of var_i + the variance of the m_i. Exact for the network, up to the observation clip
-(|y| <= ppo.obs_clip, 10 by default), which each run applied to its own y_i.
+Runs fine-tuned from the same start stay close in weight space, so the mean of their parameters is a network too,
+and can be a better one than each run alone (docs/results/learning.md measures when it was and when it was not).
+Each run's observation normalizer has drifted a little, though, and a network is only meaningful with its own
+statistics: run i reads y_i = (x - m_i) / s_i. So each run's input layer is first rewritten, exactly, to read the
+pooled statistics y = (x - m) / s instead (W' = W diag(s / s_i), b' = b + W ((m - m_i) / s_i)), and then every
+parameter is averaged. The pooled statistics are those of the runs' observations together, each run weighing the
+same: m = mean of m_i, var = mean of var_i + the variance of the m_i. Exact for the network, up to the observation
+clip (|y| <= ppo.obs_clip, 10 by default), which each run applied to its own y_i.
 
 The input layers are the MLPs' first linear layers (actor.0 and critic.0), or the LSTM's input weights when the
 network has one. The attention network reads the observation through several entity encoders and is refused.
