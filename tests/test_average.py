@@ -89,13 +89,11 @@ def test_cli_writes_a_bot_that_plays_as_its_network_says(tmp_path: Path, capsys:
     state = load_checkpoint(out)[0]
     assert set(state) == {"model", "obs_norm"}  # what playing and run.init_from need; no optimizer
     actor = policy_from_checkpoint(out, deterministic=True)
-    raw = torch.randn(32, OBS_SIZE)
-    expected, _ = averaged_network(
-        [load_checkpoint(p)[0]["model"] for p in bots], [load_checkpoint(p)[0]["obs_norm"] for p in bots]
-    )
+    states = [load_checkpoint(p)[0] for p in bots]
+    expected, _ = averaged_network([s["model"] for s in states], [s["obs_norm"] for s in states])
     for name, value in actor.model.state_dict().items():
         assert torch.equal(value, expected[name]), name
-    actions, _ = actor.act(raw)
+    actions, _ = actor.act(torch.randn(32, OBS_SIZE))
     assert actions.shape[0] == 32
     # An existing --out is kept unless --force.
     assert main(["average", *map(str, bots), "--out", str(out)]) == 2
