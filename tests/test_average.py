@@ -98,6 +98,14 @@ def test_cli_writes_a_bot_that_plays_as_its_network_says(tmp_path: Path, capsys:
     # An existing --out is kept unless --force.
     assert main(["average", *map(str, bots), "--out", str(out)]) == 2
     assert "exists" in capsys.readouterr().err
+    assert [entry["checkpoint"] for entry in read_meta(out)["averaged_from"]] == [str(p) for p in bots]
+    # --force replaces it: now the average of the first two bots.
+    assert main(["average", *map(str, bots[:2]), "--out", str(out), "--force"]) == 0
+    assert [entry["checkpoint"] for entry in read_meta(out)["averaged_from"]] == [str(p) for p in bots[:2]]
+    expected, _ = averaged_network([s["model"] for s in states[:2]], [s["obs_norm"] for s in states[:2]])
+    replaced = load_checkpoint(out)[0]["model"]
+    for name, value in expected.items():
+        assert torch.equal(replaced[name], value), name
 
 
 def test_refusals_name_the_difference(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -216,3 +216,43 @@ def test_a_league_bot_ships_as_the_next_gauntlet_version_with_its_figures(tmp_pa
     assert set(shipped) == {"model", "obs_norm"} and meta["pretrained"]["name"] == "gauntlet_v2"
     for name, value in trained["model"].items():
         assert torch.equal(shipped["model"][name], value), name
+
+
+def test_an_averaged_bots_card_names_each_runs_start_by_its_gauntlet_version(tmp_path, monkeypatch) -> None:
+    from rocketrl.infra.checkpoint import read_meta, save_checkpoint
+
+    gauntlet_dir = tmp_path / "gauntlet"
+    gauntlet_dir.mkdir()
+    (gauntlet_dir / "v1.safetensors").write_bytes((GAUNTLET_DIR / "v1.safetensors").read_bytes())
+    make_pretrained = _make_pretrained(monkeypatch, gauntlet_dir)
+    copy_of_v1 = tmp_path / "kept" / "parent.safetensors"  # a local file holding gauntlet_v1's tensors
+    copy_of_v1.parent.mkdir()
+    copy_of_v1.write_bytes((GAUNTLET_DIR / "v1.safetensors").read_bytes())
+    other = make_checkpoint(tmp_path / "other", seed=9)
+    assert make_pretrained.start_name(str(copy_of_v1)) == "gauntlet_v1"
+    assert make_pretrained.start_name(str(other)) == str(other)  # another bot's file: as written
+    assert make_pretrained.start_name("gauntlet_v1") == "gauntlet_v1"
+    assert make_pretrained.start_name(None) is None
+    bots = []
+    for seed, start in ((2, "gauntlet_v1"), (3, str(copy_of_v1)), (4, str(other))):  # runs of two generations
+        path = make_checkpoint(tmp_path / f"bot{seed}", seed=seed)
+        state, meta = load_checkpoint(path)
+        meta["config"]["run"] = {"seed": seed, "init_from": start}
+        bots.append(save_checkpoint(path, state, meta))
+    soup = tmp_path / "soup.safetensors"
+    assert rocketrl_main(["average", *map(str, bots), "--out", str(soup)]) == 0
+    assert len(read_meta(soup)["averaged_from"]) == 3
+    results = {name: _result(3, 1) for name in ("gauntlet_v1", "rule_policy", "shadow_goalie", "ball_chaser")}
+    record = {
+        "bot": str(soup),
+        "train": "rocketrl train --preset league_1v1_next --seed S; rocketrl average ...",
+        "machine": "test machine",
+        "settings": "rocketrl eval --checkpoint BOT --gauntlet",
+        "results": results,
+    }
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(record))
+    make_pretrained.league(str(path))
+    card = json.loads((gauntlet_dir / "v2.json").read_text())
+    assert card["seed"] == [2, 3, 4]
+    assert card["init_from"] == ["gauntlet_v1", "gauntlet_v1", str(other)]

@@ -25,14 +25,14 @@ def result(name: str, wins: int, draws: int, losses: int, low: float = 0.5, high
             "win_rate": (wins + draws / 2) / n, "win_rate_low": low, "win_rate_high": high}  # fmt: skip
 
 
-def fake_run(tmp_path: Path, seed: int = 3) -> Path:
+def fake_run(tmp_path: Path, seed: int = 3, init_from: str = "gauntlet_v2") -> Path:
     """A run folder: the league preset's resolved config (seed 3, from gauntlet_v2) and SPS scalars logged at
     10,000 and 20,000 (two values each side of 12,000) over 90 s of wall time, and a checkpoint."""
     from torch.utils.tensorboard import SummaryWriter
 
-    run = tmp_path / "runs" / f"gen_seed{seed}"
+    run = tmp_path / "runs" / f"gen_{init_from}_seed{seed}"
     run.mkdir(parents=True)
-    cfg = load_config(preset_config_path("league_1v1"), ["--run.seed", str(seed), "--run.init-from", "gauntlet_v2"])
+    cfg = load_config(preset_config_path("league_1v1"), ["--run.seed", str(seed), "--run.init-from", init_from])
     save_resolved_config(cfg, run / "config.yaml")
     writer = SummaryWriter(str(run))
     for step, value, wall in ((1000, 10_000.0, 100.0), (2000, 11_000.0, 130.0), (3000, 13_000.0, 160.0),
@@ -77,6 +77,12 @@ def test_record_of_an_averaged_bot_adds_up_its_runs(tmp_path) -> None:
     assert line["steps"] == 12_000 and line["train_wall_minutes"] == 4.5
     assert line["agent_steps_per_second_median"] == 12_000
     assert gauntlet["bot"] == str(tmp_path / "soup.safetensors")
+    assert line["init_from"] == "gauntlet_v2"  # one start: named once
+    # runs of two generations (two from gauntlet_v2, one from gauntlet_v3): each run's start, in order
+    runs = [fake_run(tmp_path, 5), fake_run(tmp_path, 6), fake_run(tmp_path, 2, init_from="gauntlet_v3")]
+    _, line = league_record(runs[0], tmp_path / "soup.safetensors", report, "rocketrl average ...", "v", "t",
+                            machine="m", averaged_from=runs)  # fmt: skip
+    assert line["init_from"] == ["gauntlet_v2", "gauntlet_v2", "gauntlet_v3"] and line["seed"] == [5, 6, 2]
 
 
 def test_record_states_the_settings_the_report_names(tmp_path) -> None:

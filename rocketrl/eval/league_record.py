@@ -119,7 +119,8 @@ def league_record(
 ) -> tuple[dict, dict]:
     """(gauntlet file, run line) of the run at `run_dir` (trained with `preset`, which its config does not name)
     whose `checkpoint` played the games of `report`. `averaged_from`: the bot is the average of these runs'
-    bots (`rocketrl average`; `run_dir` one of them): steps and minutes are theirs added up, seeds listed."""
+    bots (`rocketrl average`; `run_dir` one of them): steps and minutes are theirs added up, seeds listed, and
+    `init_from` listed run by run where the runs started from different bots."""
     from rocketrl.config import load_config
 
     config = load_config(run_dir / "config.yaml")
@@ -128,15 +129,16 @@ def league_record(
     gauntlet = {"bot": str(checkpoint), "train": command, "settings": eval_settings(report, list(results)),
                 "machine": machine, "results": results}  # fmt: skip
     figures = averaged_figures(averaged_from) if averaged_from else training_figures(run_dir)
-    seeds = [load_config(d / "config.yaml").run.seed for d in averaged_from] if averaged_from else None
+    members = [load_config(d / "config.yaml").run for d in averaged_from] if averaged_from else [config.run]
+    starts = [run.init_from for run in members]
     line = {
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "preset": preset,
         "variant": variant,
-        "seed": seeds or config.run.seed,
+        "seed": [run.seed for run in members] if averaged_from else config.run.seed,
         "team_size": f"{config.env.blue_size}v{config.env.orange_size}",
         "command": command,
-        "init_from": config.run.init_from,
+        "init_from": starts[0] if len(set(starts)) == 1 else starts,  # runs of two generations: each one's
         "train_engine": config.env.engine,
         "machine": machine,
         **figures,
