@@ -325,7 +325,11 @@ def build_parser() -> argparse.ArgumentParser:
         "every weight is averaged. Runs of one preset from one parent (several seeds or settings) average into a "
         "bot that can be stronger than each; judge it with rocketrl eval before using it.",
     )
-    average.add_argument("checkpoints", nargs="+", help="checkpoint paths or shipped bots (gauntlet_vN), two or more")
+    average.add_argument(
+        "checkpoints",
+        nargs="+",
+        help="two or more: checkpoint paths, shipped bots (gauntlet_vN) or run folders (runs/NAME: its last one)",
+    )
     average.add_argument("--out", required=True, help="where to write the averaged checkpoint (.safetensors)")
     average.add_argument("--force", action="store_true", help="replace --out if it exists")
     average.set_defaults(func=cmd_average)

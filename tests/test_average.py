@@ -11,8 +11,8 @@ from export_helpers import make_checkpoint
 
 from rocketrl.cli import main
 from rocketrl.env.obs import OBS_SIZE
-from rocketrl.infra.checkpoint import load_checkpoint, read_meta
-from rocketrl.policy.average import averaged_network, pooled_statistics
+from rocketrl.infra.checkpoint import load_checkpoint, read_meta, save_checkpoint
+from rocketrl.policy.average import averaged_network, bot_checkpoint, pooled_statistics
 from rocketrl.policy.load import policy_from_checkpoint
 
 
@@ -141,3 +141,24 @@ def test_bots_trained_without_normalization_average_their_weights_alone(tmp_path
     models = [load_checkpoint(p)[0]["model"] for p in bots]
     for name, value in state["model"].items():  # the input layers too: no statistics folded in
         assert torch.allclose(value, (models[0][name] + models[1][name]) / 2, atol=1e-7), name
+
+
+def test_a_run_folder_stands_for_its_last_checkpoint(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    bots = _bots(tmp_path)
+    run = tmp_path / "runs" / "gen_seed2"
+    (run / "checkpoints").mkdir(parents=True)
+    for step, bot in ((1_000, bots[0]), (2_000, bots[1])):  # the run's older and its last checkpoint
+        state, meta = load_checkpoint(bot)
+        save_checkpoint(run / "checkpoints" / f"step_{step:012d}.safetensors", state, {**meta, "step": step})
+    assert bot_checkpoint(run) == run / "checkpoints" / "step_000000002000.safetensors"
+    assert bot_checkpoint(bots[2]) == bots[2]
+    out = tmp_path / "soup.safetensors"
+    assert main(["average", str(run), str(bots[2]), "--out", str(out)]) == 0
+    averaged_from = read_meta(out)["averaged_from"]
+    assert averaged_from[0] == {"checkpoint": str(run / "checkpoints" / "step_000000002000.safetensors"), "step": 2000}
+    # A folder that is not a run's, or a run with no checkpoint yet: refused by name, nothing written.
+    (tmp_path / "empty" / "checkpoints").mkdir(parents=True)
+    for folder, message in ((tmp_path / "runs", "no checkpoints/ inside"), (tmp_path / "empty", "no checkpoint yet")):
+        assert main(["average", str(folder), str(bots[2]), "--out", str(tmp_path / "x.safetensors")]) == 2
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "x.safetensors").exists()
