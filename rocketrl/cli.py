@@ -202,7 +202,7 @@ def choose_among(runs: list[Path], cfg) -> Path:
 
 
 def cmd_average(args: argparse.Namespace) -> int:
-    """Average several bots trained from one parent into one checkpoint (rocketrl.policy.average)."""
+    """Average several bots of one line of training into one checkpoint (rocketrl.policy.average)."""
     from rocketrl.policy.average import average_checkpoints
 
     if Path(args.out).exists() and not args.force:
@@ -320,10 +320,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     average = sub.add_parser(
         "average",
-        help="average the weights of several bots trained from one parent into one bot",
+        help="average the weights of several runs from one parent (or two generations) into one bot",
         description="Each bot's input layer is rewritten to read the bots' pooled observation statistics, then "
-        "every weight is averaged. Runs of one preset from one parent (several seeds or settings) average into a "
-        "bot that can be stronger than each; judge it with rocketrl eval before using it.",
+        "every weight is averaged. Runs of one preset from one parent (several seeds or settings), or from it and its "
+        "parent, average into a bot that can be stronger than each; judge it with rocketrl eval before using it.",
     )
     average.add_argument(
         "checkpoints",
