@@ -18,8 +18,6 @@ import json
 import sys
 from pathlib import Path
 
-import torch
-
 from rocketrl.infra.checkpoint import load_checkpoint, read_meta, save_checkpoint
 from rocketrl.policy.load import (
     GAUNTLET_DIR,
@@ -28,7 +26,7 @@ from rocketrl.policy.load import (
     SCRIPTED_GAUNTLET,
     checkpoint_config,
     gauntlet_versions,
-    is_named_bot,
+    run_starts,
 )
 
 CARD_KEYS = ("games", "wins", "draws", "losses", "win_rate", "win_rate_low", "win_rate_high", "elo")
@@ -112,8 +110,7 @@ def league(record_path: str, evals: list[str] = ()) -> None:
         runs = [checkpoint_config(Path(m["checkpoint"]), read_meta(m["checkpoint"])).get("run", {})
                 for m in meta["averaged_from"]]  # fmt: skip
         card["seed"] = [run.get("seed") for run in runs]
-        starts = [start_name(run.get("init_from")) for run in runs]
-        card["init_from"] = starts[0] if len(set(starts)) == 1 else starts
+        card["init_from"] = run_starts([run.get("init_from") for run in runs])
     if evals:
         card["fresh_games"] = {
             result["name_b"]: figures(result)
@@ -121,23 +118,6 @@ def league(record_path: str, evals: list[str] = ()) -> None:
             for result in json.loads(Path(path).read_text())["results"]
         }
     ship_1v1(source, state, meta, card)
-
-
-def start_name(init_from: str | None) -> str | None:
-    """A run's start as a user can name it: a file whose network and statistics are a gauntlet version's is that
-    version ('gauntlet_vN'); a name, a missing file or any other file as written."""
-    if not init_from or is_named_bot(init_from) or not Path(init_from).is_file():
-        return init_from
-    start = load_checkpoint(Path(init_from))[0]
-    for version in gauntlet_versions():
-        shipped = load_checkpoint(GAUNTLET_DIR / f"v{version}.safetensors")[0]
-        if all(
-            start.get(part, {}).keys() == shipped[part].keys()
-            and all(torch.equal(start[part][name], value) for name, value in shipped[part].items())
-            for part in ("model", "obs_norm")
-        ):
-            return f"{GAUNTLET_PREFIX}{version}"
-    return init_from
 
 
 def portable(config: dict) -> dict:

@@ -12,8 +12,8 @@ from export_helpers import make_checkpoint
 from rocketrl.cli import main
 from rocketrl.env.obs import OBS_SIZE
 from rocketrl.infra.checkpoint import load_checkpoint, read_meta, save_checkpoint
-from rocketrl.policy.average import averaged_network, bot_checkpoint, pooled_statistics
-from rocketrl.policy.load import policy_from_checkpoint
+from rocketrl.policy.average import averaged_network, pooled_statistics
+from rocketrl.policy.load import load_policy, policy_from_checkpoint, policy_name, resolve_checkpoint
 
 
 def test_pooled_statistics_by_hand() -> None:
@@ -150,8 +150,13 @@ def test_a_run_folder_stands_for_its_last_checkpoint(tmp_path: Path, capsys: pyt
     for step, bot in ((1_000, bots[0]), (2_000, bots[1])):  # the run's older and its last checkpoint
         state, meta = load_checkpoint(bot)
         save_checkpoint(run / "checkpoints" / f"step_{step:012d}.safetensors", state, {**meta, "step": step})
-    assert bot_checkpoint(run) == run / "checkpoints" / "step_000000002000.safetensors"
-    assert bot_checkpoint(bots[2]) == bots[2]
+    last = run / "checkpoints" / "step_000000002000.safetensors"
+    assert resolve_checkpoint(run) == last and resolve_checkpoint(bots[2]) == bots[2]
+    # every command that takes --checkpoint (eval, watch, export, run.init_from) plays the run's last bot
+    policy = load_policy(str(run))
+    for name, value in load_checkpoint(bots[1])[0]["model"].items():
+        assert torch.equal(policy.model.state_dict()[name], value), name
+    assert policy_name(str(run)) == "gen_seed2/step_000000002000"
     out = tmp_path / "soup.safetensors"
     assert main(["average", str(run), str(bots[2]), "--out", str(out)]) == 0
     averaged_from = read_meta(out)["averaged_from"]

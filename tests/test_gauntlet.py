@@ -19,10 +19,12 @@ from rocketrl.policy.load import (
     GAUNTLET_DIR,
     gauntlet,
     gauntlet_bots,
+    gauntlet_name,
     gauntlet_versions,
     load_policy,
     policy_name,
     resolve_checkpoint,
+    run_starts,
 )
 from rocketrl.ppo.trainer import Trainer
 
@@ -229,10 +231,12 @@ def test_an_averaged_bots_card_names_each_runs_start_by_its_gauntlet_version(tmp
     copy_of_v1.parent.mkdir()
     copy_of_v1.write_bytes((GAUNTLET_DIR / "v1.safetensors").read_bytes())
     other = make_checkpoint(tmp_path / "other", seed=9)
-    assert make_pretrained.start_name(str(copy_of_v1)) == "gauntlet_v1"
-    assert make_pretrained.start_name(str(other)) == str(other)  # another bot's file: as written
-    assert make_pretrained.start_name("gauntlet_v1") == "gauntlet_v1"
-    assert make_pretrained.start_name(None) is None
+    assert gauntlet_name(str(copy_of_v1)) == "gauntlet_v1"
+    assert gauntlet_name(str(other)) == str(other)  # another bot's file: as written
+    assert gauntlet_name("gauntlet_v1") == "gauntlet_v1"
+    assert gauntlet_name(None) is None
+    assert run_starts(["gauntlet_v1", str(copy_of_v1)]) == "gauntlet_v1"  # one bot, however named: once
+    assert run_starts([str(copy_of_v1), str(other), str(copy_of_v1)]) == ["gauntlet_v1", str(other), "gauntlet_v1"]
     bots = []
     for seed, start in ((2, "gauntlet_v1"), (3, str(copy_of_v1)), (4, str(other))):  # runs of two generations
         path = make_checkpoint(tmp_path / f"bot{seed}", seed=seed)

@@ -13,6 +13,7 @@ import pytest
 
 from rocketrl.config import load_config, preset_config_path
 from rocketrl.eval.league_record import gauntlet_results, generation_table, league_record
+from rocketrl.policy.load import resolve_checkpoint
 from rocketrl.ppo.train_config import save_resolved_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,7 +31,7 @@ def fake_run(tmp_path: Path, seed: int = 3, init_from: str = "gauntlet_v2") -> P
     10,000 and 20,000 (two values each side of 12,000) over 90 s of wall time, and a checkpoint."""
     from torch.utils.tensorboard import SummaryWriter
 
-    run = tmp_path / "runs" / f"gen_{init_from}_seed{seed}"
+    run = tmp_path / "runs" / f"gen_{Path(init_from).stem}_seed{seed}"
     run.mkdir(parents=True)
     cfg = load_config(preset_config_path("league_1v1"), ["--run.seed", str(seed), "--run.init-from", init_from])
     save_resolved_config(cfg, run / "config.yaml")
@@ -78,8 +79,12 @@ def test_record_of_an_averaged_bot_adds_up_its_runs(tmp_path) -> None:
     assert line["agent_steps_per_second_median"] == 12_000
     assert gauntlet["bot"] == str(tmp_path / "soup.safetensors")
     assert line["init_from"] == "gauntlet_v2"  # one start: named once
-    # runs of two generations (two from gauntlet_v2, one from gauntlet_v3): each run's start, in order
-    runs = [fake_run(tmp_path, 5), fake_run(tmp_path, 6), fake_run(tmp_path, 2, init_from="gauntlet_v3")]
+    # runs of two generations (two from gauntlet_v2, one from a local file holding gauntlet_v3): each run's start,
+    # in order, named by its gauntlet version
+    parent = tmp_path / "kept" / "parent.safetensors"
+    parent.parent.mkdir()
+    parent.write_bytes(resolve_checkpoint("gauntlet_v3").read_bytes())
+    runs = [fake_run(tmp_path, 5), fake_run(tmp_path, 6), fake_run(tmp_path, 2, init_from=str(parent))]
     _, line = league_record(runs[0], tmp_path / "soup.safetensors", report, "rocketrl average ...", "v", "t",
                             machine="m", averaged_from=runs)  # fmt: skip
     assert line["init_from"] == ["gauntlet_v2", "gauntlet_v2", "gauntlet_v3"] and line["seed"] == [5, 6, 2]

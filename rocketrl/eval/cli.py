@@ -37,7 +37,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "kept out of training), 'rotation' (a scripted team that rotates), 'pretrained' or 'pretrained_team' (the "
         "shipped bots) or a checkpoint path.",
     )
-    p.add_argument("--checkpoint", help="the policy to evaluate (a checkpoint path, pretrained, or a scripted name)")
+    p.add_argument(
+        "--checkpoint",
+        help="the policy to evaluate (a checkpoint path, a run folder for its last checkpoint, pretrained, or a "
+        "scripted name)",
+    )
     p.add_argument("--opponents", default="rule_policy", help="comma-separated opponents (default rule_policy)")
     p.add_argument(
         "--gauntlet",

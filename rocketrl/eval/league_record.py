@@ -122,6 +122,7 @@ def league_record(
     bots (`rocketrl average`; `run_dir` one of them): steps and minutes are theirs added up, seeds listed, and
     `init_from` listed run by run where the runs started from different bots."""
     from rocketrl.config import load_config
+    from rocketrl.policy.load import run_starts
 
     config = load_config(run_dir / "config.yaml")
     results = gauntlet_results(report)
@@ -130,7 +131,6 @@ def league_record(
                 "machine": machine, "results": results}  # fmt: skip
     figures = averaged_figures(averaged_from) if averaged_from else training_figures(run_dir)
     members = [load_config(d / "config.yaml").run for d in averaged_from] if averaged_from else [config.run]
-    starts = [run.init_from for run in members]
     line = {
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "preset": preset,
@@ -138,7 +138,7 @@ def league_record(
         "seed": [run.seed for run in members] if averaged_from else config.run.seed,
         "team_size": f"{config.env.blue_size}v{config.env.orange_size}",
         "command": command,
-        "init_from": starts[0] if len(set(starts)) == 1 else starts,  # runs of two generations: each one's
+        "init_from": run_starts([run.init_from for run in members]),  # by gauntlet name; two generations: each
         "train_engine": config.env.engine,
         "machine": machine,
         **figures,

@@ -21,7 +21,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--checkpoint",
         required=True,
-        help="a checkpoint path, 'pretrained' (the shipped 1v1 bot) or 'pretrained_team' (the team bot)",
+        help="a checkpoint path, a run folder (its last checkpoint), 'pretrained' (the shipped 1v1 bot) or "
+        "'pretrained_team' (the team bot)",
     )
     p.add_argument("--out", required=True, help="the bot folder to create (rlbot) or the .onnx file (onnx)")
     p.add_argument("--format", choices=("rlbot", "onnx"), default="rlbot", help="rlbot (default) or onnx")

@@ -22,11 +22,11 @@ from typing import Any
 
 import torch
 
-from rocketrl.infra.checkpoint import CheckpointManager, load_checkpoint, save_checkpoint
+from rocketrl.infra.checkpoint import load_checkpoint, save_checkpoint
 from rocketrl.policy.load import checkpoint_config, resolve_checkpoint
 from rocketrl.policy.normalize import VAR_EPS
 
-__all__ = ["average_checkpoints", "averaged_network", "bot_checkpoint", "pooled_statistics"]
+__all__ = ["average_checkpoints", "averaged_network", "pooled_statistics"]
 
 MLP_INPUTS = (("actor.0.weight", "actor.0.bias"), ("critic.0.weight", "critic.0.bias"))
 LSTM_INPUTS = (("lstm.weight_ih_l0", "lstm.bias_ih_l0"),)
@@ -97,30 +97,13 @@ def _setting(config: Mapping[str, Any], section: str, key: str | None) -> Any:
     return part if key is None else part.get(key)
 
 
-def bot_checkpoint(spec: str | Path) -> Path:
-    """The checkpoint a bot to average names: a checkpoint path or shipped name as `--checkpoint` takes it, or a
-    run folder (runs/NAME, holding checkpoints/), meaning its last checkpoint. Raises ValueError for a folder that
-    is not a run's or holds no checkpoint yet."""
-    folder = Path(spec)
-    if not folder.is_dir():
-        return resolve_checkpoint(spec)
-    if not (folder / "checkpoints").is_dir():
-        raise ValueError(
-            f"{spec}: a folder with no checkpoints/ inside; give a run folder (runs/NAME) or a checkpoint file"
-        )
-    last = CheckpointManager(folder / "checkpoints").latest()
-    if last is None:
-        raise ValueError(f"{spec}: its checkpoints/ folder holds no checkpoint yet; train it first or give a file")
-    return last
-
-
 def average_checkpoints(specs: Sequence[str | Path], out: str | Path) -> Path:
     """Average the bots at `specs` (checkpoint paths, shipped names such as 'gauntlet_v10', or run folders for
     their last checkpoint) into one checkpoint at `out`: the averaged network, the pooled observation statistics
     and the first bot's config, with `averaged_from` (each bot's checkpoint path and step) in its metadata. Loads
     with `--checkpoint`, starts a run with `run.init_from`. Raises ValueError naming the setting or parameter
     where the bots differ."""
-    paths = [bot_checkpoint(spec) for spec in specs]
+    paths = [resolve_checkpoint(spec) for spec in specs]
     states, configs, steps = [], [], []
     for path in paths:
         state, meta = load_checkpoint(path)

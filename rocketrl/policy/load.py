@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from rocketrl.infra.checkpoint import load_checkpoint
+from rocketrl.infra.checkpoint import CheckpointManager, load_checkpoint
 from rocketrl.policy.actor_critic import ActorCritic, PolicyActor, weights_obs_size
 from rocketrl.policy.base import Policy
 
@@ -65,7 +65,7 @@ def is_named_bot(spec: str | Path) -> bool:
 
 def resolve_checkpoint(spec: str | Path) -> Path:
     """The checkpoint file a `--checkpoint` value names: a shipped bot ('pretrained', 'pretrained_team',
-    'gauntlet_vN') or a path.
+    'gauntlet_vN'), a checkpoint path, or a run folder (runs/NAME, holding checkpoints/) for its last checkpoint.
 
     Raises FileNotFoundError naming the value and the fix when there is no such file.
     """
@@ -83,12 +83,54 @@ def resolve_checkpoint(spec: str | Path) -> Path:
             )
         return shipped
     path = Path(spec)
+    if path.is_dir():
+        return _last_checkpoint(path)
     if not path.is_file():
         raise FileNotFoundError(
-            f"checkpoint {str(spec)!r} does not exist; give 'pretrained', 'pretrained_team' or the path of a "
-            ".safetensors checkpoint (e.g. runs/<run>/checkpoints/<file>.safetensors)"
+            f"checkpoint {str(spec)!r} does not exist; give 'pretrained', 'pretrained_team', a run folder "
+            "(runs/<run>) or the path of a .safetensors checkpoint (e.g. runs/<run>/checkpoints/<file>.safetensors)"
         )
     return path
+
+
+def _last_checkpoint(run_dir: Path) -> Path:
+    """The last checkpoint of the run at `run_dir` (FileNotFoundError for a folder that is not a run's, or holds
+    no checkpoint yet)."""
+    if not (run_dir / "checkpoints").is_dir():
+        raise FileNotFoundError(
+            f"{run_dir}: a folder with no checkpoints/ inside; give a run folder (runs/NAME) or a checkpoint file"
+        )
+    last = CheckpointManager(run_dir / "checkpoints").latest()
+    if last is None:
+        raise FileNotFoundError(
+            f"{run_dir}: its checkpoints/ folder holds no checkpoint yet; train it first or give a file"
+        )
+    return last
+
+
+def gauntlet_name(spec: str | None) -> str | None:
+    """A bot as users can name it: a file whose network and statistics are a gauntlet version's is that version
+    ('gauntlet_vN'); a name, a missing file or any other file as written (None stays None)."""
+    if not spec or is_named_bot(spec) or not Path(spec).is_file():
+        return spec
+    start = load_checkpoint(Path(spec))[0]
+    for version in gauntlet_versions():
+        shipped = load_checkpoint(GAUNTLET_DIR / f"v{version}.safetensors")[0]
+        if all(
+            start.get(part, {}).keys() == shipped[part].keys()
+            and all(torch.equal(start[part][name], value) for name, value in shipped[part].items())
+            for part in ("model", "obs_norm")
+        ):
+            return f"{GAUNTLET_PREFIX}{version}"
+    return spec
+
+
+def run_starts(init_froms: list[str | None]) -> str | None | list[str | None]:
+    """What several runs started from (their `run.init_from`), each named by gauntlet_name: one value when they all
+    started from one bot, else the list, run by run (runs of two generations)."""
+    names = {spec: gauntlet_name(spec) for spec in set(init_froms)}  # each distinct file compared once
+    starts = [names[spec] for spec in init_froms]
+    return starts[0] if len(set(starts)) == 1 else starts
 
 
 def checkpoint_config(path: Path, meta: dict) -> dict:
@@ -174,5 +216,5 @@ def policy_name(spec: str) -> str:
         return RANDOM_POLICY
     if is_named_bot(spec) or spec in SCRIPTED_NAMES:
         return spec
-    path = Path(spec).resolve()
+    path = (resolve_checkpoint(spec) if Path(spec).is_dir() else Path(spec)).resolve()  # a run: its last bot
     return f"{path.parent.parent.name}/{path.stem}"

@@ -288,8 +288,8 @@ class Trainer:
         return Path(path)
 
     def init_from(self, spec: str) -> Path:
-        """Start the network and observation normalizer from checkpoint `spec` ('pretrained', 'gauntlet_vN' or a
-        path); returns its file."""
+        """Start the network and observation normalizer from checkpoint `spec` ('pretrained', 'gauntlet_vN', a run
+        folder or a path); returns its file."""
         from rocketrl.policy.load import resolve_checkpoint
 
         path = resolve_checkpoint(spec)

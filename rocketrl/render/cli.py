@@ -43,7 +43,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     watch.add_argument(
         "--checkpoint",
         required=True,
-        help="a checkpoint path, 'pretrained' (the shipped 1v1 bot) or 'pretrained_team' (the team bot)",
+        help="a checkpoint path, a run folder (its last checkpoint), 'pretrained' (the shipped 1v1 bot) or "
+        "'pretrained_team' (the team bot)",
     )
     watch.add_argument(
         "--opponent",
