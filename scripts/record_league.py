@@ -18,6 +18,7 @@ from pathlib import Path
 
 from rocketrl.eval.league_record import append_line, generation_table, league_record
 from rocketrl.infra.atomic_json import write_json_atomic
+from rocketrl.policy.load import resolve_checkpoint
 
 
 def main() -> None:
@@ -48,7 +49,10 @@ def main() -> None:
     for name in ("run_dir", "eval_json", "tag", "variant", "command"):
         if getattr(args, name) is None:
             parser.error(f"{name} is required to record a run (see the usage above)")
-    checkpoint = args.checkpoint or last_checkpoint(args.run_dir)
+    try:
+        checkpoint = args.checkpoint or resolve_checkpoint(args.run_dir)
+    except FileNotFoundError as exc:
+        parser.error(f"{exc} (or pass --checkpoint)")
     report = json.loads(args.eval_json.read_text())
     gauntlet, line = league_record(
         args.run_dir,
@@ -68,14 +72,6 @@ def main() -> None:
     append_line(runs, line)
     rates = {name: figures["win_rate"] for name, figures in gauntlet["results"].items()}
     print(f"wrote {target} and a line in {runs}: {line['agent_steps_per_second_median']:,} agent-steps/s, {rates}")
-
-
-def last_checkpoint(run_dir: Path) -> Path:
-    """The run's checkpoint with the most steps (checkpoints/step_*.safetensors)."""
-    found = sorted((run_dir / "checkpoints").glob("step_*.safetensors"))
-    if not found:
-        raise SystemExit(f"{run_dir}/checkpoints holds no step_*.safetensors: pass --checkpoint")
-    return found[-1]
 
 
 if __name__ == "__main__":

@@ -10,9 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from rocketrl.config import load_config, preset_config_path
 from rocketrl.eval.league_record import gauntlet_results, generation_table, league_record
+from rocketrl.infra.checkpoint import save_checkpoint
 from rocketrl.policy.load import resolve_checkpoint
 from rocketrl.ppo.train_config import save_resolved_config
 
@@ -41,8 +43,8 @@ def fake_run(tmp_path: Path, seed: int = 3, init_from: str = "gauntlet_v2") -> P
         writer.add_scalar("charts/SPS", value, step, walltime=wall)
     writer.close()
     (run / "checkpoints").mkdir()
-    for step in ("step_000000002000", "step_000000004000"):
-        (run / "checkpoints" / f"{step}.safetensors").write_bytes(b"")
+    for step in (2000, 4000):  # tiny checkpoints whose headers say their step, as the trainer writes them
+        save_checkpoint(run / "checkpoints" / f"step_{step:012d}.safetensors", {"w": torch.zeros(1)}, {"step": step})
     return run
 
 
@@ -144,3 +146,9 @@ def test_script_writes_both_records_and_never_overwrites_one(tmp_path) -> None:
     again = subprocess.run(script, capture_output=True, text=True)
     assert again.returncode != 0 and "exists" in again.stderr
     assert len((docs / "league_runs.jsonl").read_text().splitlines()) == 1
+    # a run with no checkpoint yet is refused by name before anything is written
+    for path in (run / "checkpoints").iterdir():
+        path.unlink()
+    empty = subprocess.run([*script[:4], "--tag", "h", *script[6:]], capture_output=True, text=True)
+    assert empty.returncode == 2 and "holds no checkpoint yet" in empty.stderr and "--checkpoint" in empty.stderr
+    assert not (docs / "league_h_gauntlet.json").exists()
