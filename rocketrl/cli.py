@@ -203,12 +203,14 @@ def choose_among(runs: list[Path], cfg) -> Path:
 
 def cmd_average(args: argparse.Namespace) -> int:
     """Average several bots of one line of training into one checkpoint (rocketrl.policy.average)."""
+    from rocketrl.infra.checkpoint import read_meta
     from rocketrl.policy.average import average_checkpoints
 
     if Path(args.out).exists() and not args.force:
         raise ValueError(f"--out {args.out} exists: choose another path, or --force to replace it")
-    written = average_checkpoints(args.checkpoints, args.out)
-    print(f"averaged {len(args.checkpoints)} bots into {written}")
+    written = average_checkpoints(args.checkpoints, args.out, args.from_step)
+    bots = read_meta(written)["averaged_from"]
+    print(f"averaged {len(bots)} bots into {written}: " + ", ".join(bot["checkpoint"] for bot in bots))
     return 0
 
 
@@ -329,6 +331,13 @@ def build_parser() -> argparse.ArgumentParser:
         "checkpoints",
         nargs="+",
         help="two or more: checkpoint paths, shipped bots (gauntlet_vN) or run folders (runs/NAME: its last one)",
+    )
+    average.add_argument(
+        "--from-step",
+        type=int,
+        metavar="STEPS",
+        help="a run folder stands for every checkpoint it kept at or past STEPS agent-steps, not its last one "
+        "(the tail of each run: rocketrl average runs/A runs/B --from-step 10000000)",
     )
     average.add_argument("--out", required=True, help="where to write the averaged checkpoint (.safetensors)")
     average.add_argument("--force", action="store_true", help="replace --out if it exists")

@@ -167,3 +167,27 @@ def test_a_run_folder_stands_for_its_last_checkpoint(tmp_path: Path, capsys: pyt
         assert main(["average", str(folder), str(bots[2]), "--out", str(tmp_path / "x.safetensors")]) == 2
         assert message in capsys.readouterr().err
     assert not (tmp_path / "x.safetensors").exists()
+
+
+def test_from_step_a_run_folder_stands_for_every_checkpoint_it_kept_that_late(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    bots = _bots(tmp_path)
+    run = tmp_path / "runs" / "gen_seed3"
+    (run / "checkpoints").mkdir(parents=True)
+    for step, bot in ((1_000, bots[0]), (2_000, bots[1]), (3_000, bots[2])):
+        state, meta = load_checkpoint(bot)
+        save_checkpoint(run / "checkpoints" / f"step_{step:012d}.safetensors", state, {**meta, "step": step})
+    tail, files = tmp_path / "tail.safetensors", tmp_path / "files.safetensors"
+    # the run's checkpoints from 2,000 on (the last two) and a file: three bots, as if each were named
+    assert main(["average", str(run), str(bots[0]), "--from-step", "2000", "--out", str(tail)]) == 0
+    assert "averaged 3 bots" in capsys.readouterr().out
+    assert [bot["step"] for bot in read_meta(tail)["averaged_from"]] == [2_000, 3_000, None]
+    assert main(["average", str(bots[1]), str(bots[2]), str(bots[0]), "--out", str(files)]) == 0
+    for part in ("model", "obs_norm"):
+        for name, value in load_checkpoint(files)[0][part].items():
+            assert torch.equal(load_checkpoint(tail)[0][part][name], value), name
+    # none kept that late: refused with the steps the run kept, nothing written
+    assert main(["average", str(run), str(bots[0]), "--from-step", "5000", "--out", str(tmp_path / "x")]) == 2
+    assert "no checkpoint at or past 5,000 agent-steps (it kept steps 1,000, 2,000, 3,000)" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()

@@ -330,6 +330,10 @@ class CheckpointManager:
         """Every readable checkpoint, sorted by step."""
         return [entry.path for entry in self._entries()]
 
+    def since(self, step: int) -> builtins.list[Path]:
+        """Every readable checkpoint at or past `step` (agent-steps), sorted by step."""
+        return [entry.path for entry in self._entries() if entry.step >= step]
+
     def _entries(self) -> builtins.list[_Entry]:
         """Readable checkpoints sorted by step, from file headers (cached while a file is unchanged)."""
         entries: list[_Entry] = []

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from rocketrl.infra.checkpoint import load_checkpoint, save_checkpoint
-from rocketrl.policy.load import checkpoint_config, resolve_checkpoint
+from rocketrl.policy.load import checkpoint_config, resolve_checkpoint, run_tail
 from rocketrl.policy.normalize import VAR_EPS
 
 __all__ = ["average_checkpoints", "averaged_network", "pooled_statistics"]
@@ -97,13 +97,16 @@ def _setting(config: Mapping[str, Any], section: str, key: str | None) -> Any:
     return part if key is None else part.get(key)
 
 
-def average_checkpoints(specs: Sequence[str | Path], out: str | Path) -> Path:
+def average_checkpoints(specs: Sequence[str | Path], out: str | Path, from_step: int | None = None) -> Path:
     """Average the bots at `specs` (checkpoint paths, shipped names such as 'gauntlet_v10', or run folders for
-    their last checkpoint) into one checkpoint at `out`: the averaged network, the pooled observation statistics
-    and the first bot's config, with `averaged_from` (each bot's checkpoint path and step) in its metadata. Loads
-    with `--checkpoint`, starts a run with `run.init_from`. Raises ValueError naming the setting or parameter
-    where the bots differ."""
-    paths = [resolve_checkpoint(spec) for spec in specs]
+    their last checkpoint; with `from_step`, agent-steps, for every checkpoint they kept at or past it) into one
+    checkpoint at `out`: the averaged network, the pooled observation statistics and the first bot's config, with
+    `averaged_from` (each bot's checkpoint path and step) in its metadata. Loads with `--checkpoint`, starts a run
+    with `run.init_from`. Raises ValueError naming the setting or parameter where the bots differ."""
+    if from_step is None:
+        paths = [resolve_checkpoint(spec) for spec in specs]
+    else:
+        paths = [path for spec in specs for path in run_tail(spec, from_step)]
     states, configs, steps = [], [], []
     for path in paths:
         state, meta = load_checkpoint(path)

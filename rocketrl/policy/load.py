@@ -108,6 +108,25 @@ def _last_checkpoint(run_dir: Path) -> Path:
     return last
 
 
+def run_tail(spec: str | Path, from_step: int) -> list[Path]:
+    """The checkpoints a bot spec stands for in an average from `from_step` (agent-steps) on: a run folder's every
+    kept checkpoint at or past it, sorted by step; any other spec its one file (resolve_checkpoint).
+
+    Raises FileNotFoundError naming the run, the step and the steps it kept when none is that late."""
+    path = Path(spec)
+    if not path.is_dir() or is_named_bot(spec):
+        return [resolve_checkpoint(spec)]
+    _last_checkpoint(path)  # the folder is a run's, with a checkpoint (else its error)
+    manager = CheckpointManager(path / "checkpoints")
+    tail = manager.since(from_step)
+    if not tail:
+        kept = ", ".join(f"{int(kept.stem.removeprefix('step_')):,}" for kept in manager.list())
+        raise FileNotFoundError(
+            f"{spec}: no checkpoint at or past {from_step:,} agent-steps (it kept steps {kept}); lower --from-step"
+        )
+    return tail
+
+
 def gauntlet_name(spec: str | None) -> str | None:
     """A bot as users can name it: a file whose network and statistics are a gauntlet version's is that version
     ('gauntlet_vN'); a name, a missing file or any other file as written (None stays None)."""
