@@ -330,7 +330,8 @@ def build_parser() -> argparse.ArgumentParser:
     average.add_argument(
         "checkpoints",
         nargs="+",
-        help="two or more: checkpoint paths, shipped bots (gauntlet_vN) or run folders (runs/NAME: its last one)",
+        help="the bots, two or more in all: checkpoint paths, shipped bots (gauntlet_vN) or run folders (runs/NAME: "
+        "its last one)",
     )
     average.add_argument(
         "--from-step",
