@@ -30,6 +30,10 @@ def test_a_runs_candidates_are_its_latest_checkpoint_and_its_best_scored_others(
     steps = [candidate.step for candidate in selection.run_candidates(run, 3)]
     assert steps == [2000, 4000, 5000]  # the best two by score (0.9, 0.7), then the latest, in step order
     assert [c.step for c in selection.run_candidates(run / "checkpoints", 1)] == [5000]
+    # a torn file (a crash mid-copy) is skipped, said, and never chosen
+    (run / "checkpoints" / "step_000000006000.safetensors").write_bytes(b"torn")
+    with pytest.warns(UserWarning, match="unreadable checkpoint"):
+        assert [c.step for c in selection.run_candidates(run, 1)] == [5000]
     with pytest.raises(FileNotFoundError, match="no checkpoints"):
         selection.run_candidates(tmp_path / "empty", 2)
 

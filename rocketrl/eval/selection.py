@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from rocketrl.infra.checkpoint import read_meta
+from rocketrl.infra.checkpoint import CheckpointManager, read_meta
 from rocketrl.league.match import MatchConfig, play_match
 
 
@@ -51,10 +51,10 @@ class Candidate:
 def checkpoint_folder(run: str | Path) -> Path:
     """The checkpoint folder of a run folder (RUN/checkpoints) or a checkpoint folder itself.
 
-    Raises FileNotFoundError naming the path when it holds no checkpoint."""
+    Raises FileNotFoundError naming the path when it holds no readable checkpoint."""
     path = Path(run)
     folder = path / "checkpoints" if (path / "checkpoints").is_dir() else path
-    if not folder.is_dir() or not any(folder.glob("step_*.safetensors")):
+    if not folder.is_dir() or CheckpointManager(folder).latest() is None:
         raise FileNotFoundError(
             f"{run}: no checkpoints (step_*.safetensors) here or in its checkpoints/ folder; give a run folder "
             "that `rocketrl train` wrote"
@@ -66,7 +66,7 @@ def run_candidates(run: str | Path, count: int) -> list[Candidate]:
     """The latest checkpoint of a run and its `count` - 1 best others by score, sorted by step."""
     if count < 1:
         raise ValueError(f"count={count}: at least 1 candidate per run")
-    paths = sorted(checkpoint_folder(run).glob("step_*.safetensors"))
+    paths = CheckpointManager(checkpoint_folder(run)).list()  # readable ones only: a torn file is skipped, said
     kept = sorted(((path, read_meta(path)) for path in paths), key=lambda entry: entry[1].get("step") or 0)
     latest, others = kept[-1], kept[:-1]
     scored = sorted(
