@@ -142,16 +142,17 @@ def test_the_long_preset_runs_on_from_the_shipped_bot_with_its_schedules_held() 
     assert a == b
 
 
-def test_the_next_generation_preset_is_the_long_one_at_a_third_of_the_rate_for_16m_steps() -> None:
+def test_the_next_generation_preset_is_the_long_one_at_a_third_of_the_rate_and_discount_0995_for_16m_steps() -> None:
     from rocketrl.config import config_to_dict, preset_config_path
 
     nxt = load_config(preset_config_path("league_1v1_next"))
     long = load_config(preset_config_path("league_1v1_long"))
     assert nxt.run.init_from == long.run.init_from == f"gauntlet_v{gauntlet_versions()[-1]}"
     assert (nxt.ppo.learning_rate, nxt.ppo.resolved_lr_end) == (1e-4, 1e-4)  # held, the recipe of the last two bots
-    assert nxt.run.timesteps == 16_000_000 and nxt.run.keep_every is None
+    assert nxt.run.timesteps == 16_000_000 and nxt.run.keep_every == 2_000_000  # the tail averaged: 10-16M
+    assert nxt.ppo.gamma == 0.995 and long.ppo.gamma == 0.99
     a, b = config_to_dict(nxt), config_to_dict(long)
-    for section, key in (("ppo", "learning_rate"), ("run", "timesteps"), ("run", "keep_every")):
+    for section, key in (("ppo", "learning_rate"), ("ppo", "gamma"), ("run", "timesteps"), ("run", "keep_every")):
         a[section].pop(key), b[section].pop(key)
     assert a == b
 
