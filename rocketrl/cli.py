@@ -258,6 +258,33 @@ def print_cpu_target() -> None:
         print(f"warp         {target['warp']}, CPU kernels for {target['cpu_target']} (ROCKETRL_WARP_CPU_TARGET)")
 
 
+def add_average_parser(sub: argparse._SubParsersAction) -> None:
+    """The `average` command's arguments."""
+    average = sub.add_parser(
+        "average",
+        help="average the weights of several runs from one parent (or two generations) into one bot",
+        description="Each bot's input layer is rewritten to read the bots' pooled observation statistics, then "
+        "every weight is averaged. Runs of one preset from one parent (several seeds or settings), or from it and its "
+        "parent, average into a bot that can be stronger than each; judge it with rocketrl eval before using it.",
+    )
+    average.add_argument(
+        "checkpoints",
+        nargs="+",
+        help="the bots, two or more in all: checkpoint paths, shipped bots (gauntlet_vN) or run folders (runs/NAME: "
+        "its last one)",
+    )
+    average.add_argument(
+        "--from-step",
+        type=int,
+        metavar="STEPS",
+        help="a run folder stands for every checkpoint it kept at or past STEPS agent-steps, not its last one "
+        "(the tail of each run: rocketrl average runs/A runs/B --from-step 10000000)",
+    )
+    average.add_argument("--out", required=True, help="where to write the averaged checkpoint (.safetensors)")
+    average.add_argument("--force", action="store_true", help="replace --out if it exists")
+    average.set_defaults(func=cmd_average)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rocketrl", description="Train Rocket League bots with reinforcement learning, fast."
@@ -320,29 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--json", action="store_true", help="print one JSON summary instead of progress")
     sim.set_defaults(func=cmd_sim)
 
-    average = sub.add_parser(
-        "average",
-        help="average the weights of several runs from one parent (or two generations) into one bot",
-        description="Each bot's input layer is rewritten to read the bots' pooled observation statistics, then "
-        "every weight is averaged. Runs of one preset from one parent (several seeds or settings), or from it and its "
-        "parent, average into a bot that can be stronger than each; judge it with rocketrl eval before using it.",
-    )
-    average.add_argument(
-        "checkpoints",
-        nargs="+",
-        help="the bots, two or more in all: checkpoint paths, shipped bots (gauntlet_vN) or run folders (runs/NAME: "
-        "its last one)",
-    )
-    average.add_argument(
-        "--from-step",
-        type=int,
-        metavar="STEPS",
-        help="a run folder stands for every checkpoint it kept at or past STEPS agent-steps, not its last one "
-        "(the tail of each run: rocketrl average runs/A runs/B --from-step 10000000)",
-    )
-    average.add_argument("--out", required=True, help="where to write the averaged checkpoint (.safetensors)")
-    average.add_argument("--force", action="store_true", help="replace --out if it exists")
-    average.set_defaults(func=cmd_average)
+    add_average_parser(sub)
 
     info = sub.add_parser("info", help="show versions, devices and the collision meshes in use")
     info.set_defaults(func=cmd_info)
