@@ -201,19 +201,6 @@ def choose_among(runs: list[Path], cfg) -> Path:
     return best.checkpoint
 
 
-def cmd_average(args: argparse.Namespace) -> int:
-    """Average several bots of one line of training into one checkpoint (rocketrl.policy.average)."""
-    from rocketrl.infra.checkpoint import read_meta
-    from rocketrl.policy.average import average_checkpoints
-
-    if Path(args.out).exists() and not args.force:
-        raise ValueError(f"--out {args.out} exists: choose another path, or --force to replace it")
-    written = average_checkpoints(args.checkpoints, args.out, args.from_step)
-    bots = read_meta(written)["averaged_from"]
-    print(f"averaged {len(bots)} bots into {written}: " + ", ".join(bot["checkpoint"] for bot in bots))
-    return 0
-
-
 def cmd_info(args: argparse.Namespace) -> int:
     """Print versions, devices and the collision meshes in use."""
     import torch
@@ -256,33 +243,6 @@ def print_cpu_target() -> None:
         print(f"warp         {target['warp']}, CPU kernels for this host ({target.get('llvm_host_cpu', '?')}): {sets}")
     else:
         print(f"warp         {target['warp']}, CPU kernels for {target['cpu_target']} (ROCKETRL_WARP_CPU_TARGET)")
-
-
-def add_average_parser(sub: argparse._SubParsersAction) -> None:
-    """The `average` command's arguments."""
-    average = sub.add_parser(
-        "average",
-        help="average the weights of several runs from one parent (or two generations) into one bot",
-        description="Each bot's input layer is rewritten to read the bots' pooled observation statistics, then "
-        "every weight is averaged. Runs of one preset from one parent (several seeds or settings), or from it and its "
-        "parent, average into a bot that can be stronger than each; judge it with rocketrl eval before using it.",
-    )
-    average.add_argument(
-        "checkpoints",
-        nargs="+",
-        help="the bots, two or more in all: checkpoint paths, shipped bots (gauntlet_vN) or run folders (runs/NAME: "
-        "its last one)",
-    )
-    average.add_argument(
-        "--from-step",
-        type=int,
-        metavar="STEPS",
-        help="a run folder stands for every checkpoint it kept at or past STEPS agent-steps, not its last one "
-        "(the tail of each run: rocketrl average runs/A runs/B --from-step 10000000)",
-    )
-    average.add_argument("--out", required=True, help="where to write the averaged checkpoint (.safetensors)")
-    average.add_argument("--force", action="store_true", help="replace --out if it exists")
-    average.set_defaults(func=cmd_average)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -347,8 +307,6 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--json", action="store_true", help="print one JSON summary instead of progress")
     sim.set_defaults(func=cmd_sim)
 
-    add_average_parser(sub)
-
     info = sub.add_parser("info", help="show versions, devices and the collision meshes in use")
     info.set_defaults(func=cmd_info)
 
@@ -359,9 +317,10 @@ def build_parser() -> argparse.ArgumentParser:
         stats_cli,  # stats: how each policy played, from replays
     )
     from rocketrl.export import cli as export_cli
+    from rocketrl.policy import average_cli  # average: several bots in one network
     from rocketrl.render import cli as render_cli
 
-    for module in (eval_cli, select_cli, stats_cli, export_cli, render_cli, diagnose, bench, doctor):
+    for module in (average_cli, eval_cli, select_cli, stats_cli, export_cli, render_cli, diagnose, bench, doctor):
         module.add_parser(sub)
     return parser
 

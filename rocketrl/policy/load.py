@@ -93,18 +93,25 @@ def resolve_checkpoint(spec: str | Path) -> Path:
     return path
 
 
-def _last_checkpoint(run_dir: Path) -> Path:
-    """The last checkpoint of the run at `run_dir` (FileNotFoundError for a folder that is not a run's, or holds
-    no checkpoint yet)."""
+def _run_checkpoints(run_dir: Path) -> CheckpointManager:
+    """The checkpoints of the run at `run_dir` (FileNotFoundError for a folder that is not a run's, or holds no
+    checkpoint yet)."""
     if not (run_dir / "checkpoints").is_dir():
         raise FileNotFoundError(
             f"{run_dir}: a folder with no checkpoints/ inside; give a run folder (runs/NAME) or a checkpoint file"
         )
-    last = CheckpointManager(run_dir / "checkpoints").latest()
-    if last is None:
+    manager = CheckpointManager(run_dir / "checkpoints")
+    if manager.latest() is None:
         raise FileNotFoundError(
             f"{run_dir}: its checkpoints/ folder holds no checkpoint yet; train it first or give a file"
         )
+    return manager
+
+
+def _last_checkpoint(run_dir: Path) -> Path:
+    """The last checkpoint of the run at `run_dir` (the errors of _run_checkpoints)."""
+    last = _run_checkpoints(run_dir).latest()
+    assert last is not None  # _run_checkpoints refuses a run without one
     return last
 
 
@@ -116,8 +123,7 @@ def run_tail(spec: str | Path, from_step: int) -> list[Path]:
     path = Path(spec)
     if not path.is_dir() or is_named_bot(spec):
         return [resolve_checkpoint(spec)]
-    _last_checkpoint(path)  # the folder is a run's, with a checkpoint (else its error)
-    manager = CheckpointManager(path / "checkpoints")
+    manager = _run_checkpoints(path)  # one manager: each file's header is read once
     tail = manager.since(from_step)
     if not tail:
         kept = ", ".join(f"{int(kept.stem.removeprefix('step_')):,}" for kept in manager.list())
