@@ -313,6 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     from rocketrl.diagnostics import bench, diagnose, doctor  # diagnose, bench, doctor: parsers and commands
     from rocketrl.eval import cli as eval_cli  # eval: parser and command
     from rocketrl.eval import (
+        judge_cli,  # judge: does a candidate replace its parent, by sets of games
         select_cli,  # select: the best checkpoint of several runs, by games
         stats_cli,  # stats: how each policy played, from replays
     )
@@ -320,7 +321,18 @@ def build_parser() -> argparse.ArgumentParser:
     from rocketrl.policy import average_cli  # average: several bots in one network
     from rocketrl.render import cli as render_cli
 
-    for module in (average_cli, eval_cli, select_cli, stats_cli, export_cli, render_cli, diagnose, bench, doctor):
+    for module in (
+        average_cli,
+        eval_cli,
+        judge_cli,
+        select_cli,
+        stats_cli,
+        export_cli,
+        render_cli,
+        diagnose,
+        bench,
+        doctor,
+    ):
         module.add_parser(sub)
     return parser
 

@@ -1,0 +1,130 @@
+"""`rocketrl judge`: does a candidate replace its parent? Sets of full games and the shipping rule (eval.judge).
+
+    rocketrl average runs/gen_seed2 runs/gen_seed3 runs/gen_seed4 --from-step 10000000 --out next.safetensors
+    rocketrl judge next.safetensors --parent gauntlet_v14 [--json judged.json]
+
+Each set is `rocketrl eval --checkpoint CANDIDATE --opponents PARENT --seed S` with the sets' settings (100 greedy
+games of 120 s from spawns jittered by 5 uu), so every set can be replayed alone and comes out the same. Exit code
+0 when the candidate ships by the rule, 1 when it does not, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from rocketrl.cli_args import positive_int
+from rocketrl.eval.judge import SET_SEEDS
+
+_MIRROR = "the candidate is the parent itself; judge a bot trained from it (a run folder or checkpoint)"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """The `judge` command's arguments."""
+    p = sub.add_parser(
+        "judge",
+        help="play a candidate against its parent in several sets of games; ships only if it wins every set",
+        description="The candidate replaces the parent when it wins every set (more wins than losses) and the "
+        "pooled win rate's 95% interval lies above even. Games are greedy, full (kickoffs after goals, a clock, "
+        "overtime) and from kickoff spawns jittered by --kickoff-jitter uu; each set has its own arena seed.",
+    )
+    p.add_argument(
+        "candidate", help="the bot to judge: a checkpoint path, a run folder (its last checkpoint) or a name"
+    )
+    p.add_argument(
+        "--parent", default="pretrained", help="the bot to beat (default pretrained, the newest shipped bot)"
+    )
+    p.add_argument(
+        "--seeds",
+        default=",".join(map(str, SET_SEEDS)),
+        help="comma-separated arena seeds, one set each (default 0,7,11,13,17, the sets of every shipped bot)",
+    )
+    p.add_argument("--num-games", type=positive_int, default=100, help="games per set (default 100)")
+    p.add_argument("--game-seconds", type=float, default=120.0, help="game clock in seconds (default 120)")
+    p.add_argument("--kickoff-jitter", type=float, default=5.0, metavar="UU", help="spawn jitter (default 5 uu)")
+    p.add_argument("--workers", type=positive_int, default=None, help="stepping workers (default: CPU cores)")
+    p.add_argument("--engine", choices=("rocketsim", "warp"), default="rocketsim", help="physics (default rocketsim)")
+    p.add_argument("--device", default="cpu", help="device of the networks (cpu or cuda)")
+    p.add_argument("--json", default=None, metavar="PATH", help="write every set and the verdict as JSON")
+    p.set_defaults(func=cmd_judge)
+
+
+def parse_seeds(text: str) -> list[int]:
+    """'0,7,11' -> [0, 7, 11]; refuses non-integers, repeats and an empty list by name."""
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    try:
+        seeds = [int(part) for part in parts]
+    except ValueError:
+        raise ValueError(f"--seeds {text!r}: give comma-separated integers, e.g. 0,7,11,13,17") from None
+    if not seeds:
+        raise ValueError("--seeds: give at least one seed, e.g. 0,7,11,13,17")
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"--seeds {text!r}: a seed given twice replays the same games; name each seed once")
+    return seeds
+
+
+def cmd_judge(args: argparse.Namespace) -> int:
+    """Play the sets, print each and the verdict; 0 if the candidate ships, 1 if not."""
+    import torch
+
+    from rocketrl.env.setters import MAX_KICKOFF_JITTER, kickoff_jitter_in_range
+    from rocketrl.eval.judge import judge_sets
+    from rocketrl.infra.atomic_json import write_json_atomic
+    from rocketrl.infra.machine_cache import cpu_model_and_flags
+    from rocketrl.league.match import MatchConfig, play_match
+    from rocketrl.policy.load import load_policy, policy_name, resolve_checkpoint
+
+    seeds = parse_seeds(args.seeds)
+    if not kickoff_jitter_in_range(args.kickoff_jitter):
+        raise ValueError(f"--kickoff-jitter {args.kickoff_jitter:g}: must lie in [0, {MAX_KICKOFF_JITTER:g}] uu")
+    if _same_file(args.candidate, args.parent, resolve_checkpoint):
+        raise ValueError(f"{args.candidate!r} and --parent {args.parent!r}: {_MIRROR}")
+    names = policy_name(args.candidate), policy_name(args.parent)
+    if args.device == "cpu":
+        torch.set_num_threads(1)  # small batched ops: one thread is fastest and never stalls on busy cores
+    sets = []
+    for seed in seeds:
+        candidate, parent = (
+            load_policy(spec, device=args.device, seed=seed, deterministic=True)
+            for spec in (args.candidate, args.parent)
+        )  # loaded per set as `rocketrl eval --seed S` loads them, so each set replays alone
+        config = MatchConfig.games(
+            num_games=args.num_games,
+            game_seconds=args.game_seconds,
+            num_workers=args.workers,
+            engine=args.engine,
+            seed=seed,
+            kickoff_jitter=args.kickoff_jitter,
+        )
+        result = play_match(candidate, parent, config, *names, device=args.device)
+        sets.append(result)
+        print(f"seed {seed}: {result.summary()} [{result.wall_seconds:.0f} s]", flush=True)
+    verdict = judge_sets(sets, seeds)
+    print(f"{names[0]} against {names[1]} over {len(sets)} sets: {verdict.summary()}")
+    if args.json:
+        report = {
+            "candidate": args.candidate,
+            "parent": args.parent,
+            "machine": f"{cpu_model_and_flags()[0]}, {os.cpu_count()} cores",
+            "engine": args.engine,
+            "settings": {
+                key: getattr(args, key) for key in ("num_games", "game_seconds", "kickoff_jitter", "workers", "device")
+            }
+            | {"deterministic": True},  # fmt: skip
+            "sets": [{"seed": seed} | result.to_dict() for seed, result in zip(seeds, sets, strict=True)],
+            "verdict": verdict.to_dict(),
+        }
+        write_json_atomic(args.json, report)
+        print(f"results written to {args.json}")
+    return 0 if verdict.ships else 1
+
+
+def _same_file(a: str, b: str, resolve) -> bool:
+    """Whether two specs name one checkpoint file (scripted names are compared as names)."""
+    if a == b:
+        return True
+    try:
+        return Path(resolve(a)).resolve() == Path(resolve(b)).resolve()
+    except (FileNotFoundError, ValueError):
+        return False  # a scripted name or a missing file: load_policy names the problem

@@ -1,0 +1,127 @@
+"""rocketrl judge: the shipping rule on hand-counted sets, and the command with the games replaced by a stand-in."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import pytest
+
+import rocketrl.league.match as match
+import rocketrl.policy.load as load
+from rocketrl.cli import main
+from rocketrl.eval.judge import SET_SEEDS, judge_sets
+from rocketrl.league.match import MatchResult
+
+
+def _set(wins: int, draws: int, losses: int) -> MatchResult:
+    result = MatchResult("candidate", "parent")
+    result.wins, result.draws, result.losses = wins, draws, losses
+    return result
+
+
+def test_gauntlet_v14s_five_sets_against_its_parent_ship_it() -> None:
+    # the sets that made gauntlet_v14 (docs/results/learning.md): 296 of 500, Wilson 95% 54.8-63.4%
+    verdict = judge_sets([_set(w, 0, 100 - w) for w in (55, 64, 58, 56, 63)], SET_SEEDS)
+    assert verdict.ships and verdict.reasons == ()
+    assert (verdict.wins, verdict.draws, verdict.losses, verdict.num_games) == (296, 0, 204, 500)
+    assert verdict.win_rate == pytest.approx(0.592)
+    assert round(verdict.win_rate_low, 3) == 0.548 and round(verdict.win_rate_high, 3) == 0.634
+    assert "ships" in verdict.summary()
+
+
+def test_one_lost_set_keeps_the_parent_even_when_the_pool_is_above_even() -> None:
+    verdict = judge_sets([_set(70, 0, 30), _set(49, 0, 51), _set(65, 0, 35)], [0, 7, 11])
+    assert verdict.win_rate_low > 0.5  # 184 of 300 pooled: clearly above even
+    assert not verdict.ships
+    assert verdict.reasons == ("seed 7 lost: 49W 0D 51L",)
+
+
+def test_a_level_set_is_not_a_won_set() -> None:
+    verdict = judge_sets([_set(80, 0, 20), _set(45, 10, 45)])  # 125 of 200 pooled: above even
+    assert not verdict.ships and verdict.reasons == ("set 2 level: 45W 10D 45L",)
+
+
+def test_every_set_won_narrowly_is_not_enough_when_the_interval_reaches_even() -> None:
+    verdict = judge_sets([_set(51, 0, 49)] * 5, SET_SEEDS)  # 255 of 500: 46.6-55.4%
+    assert not verdict.ships
+    assert verdict.reasons == ("the pooled interval's low end 46.6% is not above even",)
+
+
+def test_draws_count_as_half_a_win_and_a_set_is_won_by_more_wins_than_losses() -> None:
+    verdict = judge_sets([_set(40, 30, 30)] * 5)  # 40 wins beat 30 losses in each set
+    assert verdict.win_rate == pytest.approx(0.55)  # (200 + 150 / 2) / 500
+    assert round(verdict.win_rate_low, 3) == 0.506 and verdict.ships
+
+
+def test_nothing_to_judge_and_unnamed_sets_are_refused() -> None:
+    with pytest.raises(ValueError, match="no sets"):
+        judge_sets([])
+    with pytest.raises(ValueError, match="one seed per set"):
+        judge_sets([_set(1, 0, 0)], [0, 7])
+
+
+@dataclass
+class Games:
+    played: list[tuple[str, str, int, int]] = field(default_factory=list)
+    """(side A, side B, arena seed, games) of each set."""
+    loaded: list[tuple[str, int, bool]] = field(default_factory=list)
+    """(spec, seed, greedy) of each policy loaded."""
+
+
+@pytest.fixture
+def games(monkeypatch) -> Games:
+    """What the command played and loaded; a set is won 60-40 unless its seed is 7 (lost 45-55)."""
+    games = Games()
+    played, loaded = games.played, games.loaded
+    real_load = load.load_policy
+
+    def fake_play_match(a, b, config, name_a, name_b, device="cpu"):
+        played.append((name_a, name_b, config.env.seed, config.num_games))
+        result = MatchResult(name_a, name_b)
+        result.wins, result.losses = (45, 55) if config.env.seed == 7 else (60, 40)
+        return result
+
+    def spy_load(spec, device="cpu", seed=0, deterministic=False, compile_rule=False):
+        loaded.append((spec, seed, deterministic))
+        return real_load(spec, device=device, seed=seed, deterministic=deterministic)
+
+    monkeypatch.setattr(match, "play_match", fake_play_match)
+    monkeypatch.setattr(load, "load_policy", spy_load)
+    return games
+
+
+def test_the_command_plays_one_set_per_seed_greedily_and_ships_when_every_set_is_won(games, tmp_path, capsys) -> None:
+    out = tmp_path / "judged.json"
+    args = ["judge", "rule_policy", "--parent", "random", "--seeds", "0,11", "--num-games", "100", "--json", str(out)]
+    assert main(args) == 0
+    assert games.played == [("rule_policy", "random", 0, 100), ("rule_policy", "random", 11, 100)]
+    # each set loads both bots with its own seed, greedy, as `rocketrl eval --seed S --deterministic` does
+    assert games.loaded == [(spec, seed, True) for seed in (0, 11) for spec in ("rule_policy", "random")]
+    report = json.loads(out.read_text())
+    assert [s["seed"] for s in report["sets"]] == [0, 11] and report["sets"][1]["wins"] == 60
+    assert report["verdict"]["ships"] is True and report["verdict"]["wins"] == 120
+    assert report["settings"]["kickoff_jitter"] == 5.0 and report["settings"]["game_seconds"] == 120.0
+    assert "ships (every set won" in capsys.readouterr().out
+
+
+def test_the_command_exits_1_and_names_the_lost_set(games, capsys) -> None:
+    assert main(["judge", "rule_policy", "--parent", "random"]) == 1
+    assert [seed for *_, seed, _ in games.played] == list(SET_SEEDS)
+    assert "does not ship (seed 7 lost: 45W 0D 55L)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["gauntlet_v1", "--parent", "gauntlet_v1"], "the candidate is the parent itself"),
+        (["pretrained", "--parent", load.gauntlet_bots()[-1]], "the candidate is the parent itself"),
+        (["rule_policy", "--seeds", "0,x"], "--seeds '0,x': give comma-separated integers"),
+        (["rule_policy", "--seeds", "0,7,0"], "a seed given twice"),
+        (["rule_policy", "--kickoff-jitter", "500"], "--kickoff-jitter 500: must lie in"),
+    ],
+)
+def test_bad_input_is_refused_by_name_before_any_game(games, capsys, args, message) -> None:
+    assert main(["judge", *args]) == 2
+    assert message in capsys.readouterr().err
+    assert games.played == []
