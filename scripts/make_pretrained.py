@@ -1,7 +1,8 @@
 """Ship a trained bot inside the package: `rocketrl ... --checkpoint pretrained` (or `pretrained_team`) loads it.
 
-    python scripts/make_pretrained.py --league RECORD.json [EVAL.json ...]   (a league run's gauntlet record,
-        docs/league_*_gauntlet.json; optionally `rocketrl eval --json` files of fresh games of the same bot)
+    python scripts/make_pretrained.py --league RECORD.json [EVAL.json ...] [JUDGED.json]   (a league run's gauntlet
+        record, docs/league_*_gauntlet.json; optionally `rocketrl eval --json` files of fresh games of the same bot
+        and the `rocketrl judge --json` file of its sets against its parent: a bot that did not pass is refused)
     python scripts/make_pretrained.py REPORT.json   (a benchmarks/learn_vs_rule.py report)
     python scripts/make_pretrained.py --team CHECKPOINT EVAL.json [EVAL.json ...]   (rocketrl eval --json files)
 
@@ -26,6 +27,7 @@ from rocketrl.policy.load import (
     SCRIPTED_GAUNTLET,
     checkpoint_config,
     gauntlet_versions,
+    resolve_checkpoint,
     run_starts,
 )
 
@@ -78,13 +80,16 @@ def league(record_path: str, evals: list[str] = ()) -> None:
     the eval settings and machine, and one result per gauntlet opponent): RulePolicy's figures as
     "vs_rule_policy", every other opponent's under "generalization", as the 1v1 cards have them. `evals`, the
     `rocketrl eval --json` files of new games of the same bot (games that did not choose it among runs, so their
-    figures carry no selection), go under "fresh_games"."""
+    figures carry no selection), go under "fresh_games"; a `rocketrl judge --json` file among them (its sets
+    against the parent) goes under "judged", and a bot it did not pass, or another bot's, is refused."""
     record = json.loads(Path(record_path).read_text())
     source = Path(record["bot"])
     results = record["results"]
     missing = [name for name in SCRIPTED_GAUNTLET if name not in results]
     if missing:
         sys.exit(f"{record_path}: no results against {', '.join(missing)}; a shipped bot plays the whole gauntlet")
+    reports = {path: json.loads(Path(path).read_text()) for path in evals}
+    judged = [judged_sets(path, report, source) for path, report in reports.items() if "verdict" in report]
     state, meta = load_checkpoint(source)
     config = checkpoint_config(source, meta)
     command = record["train"].split()
@@ -111,13 +116,33 @@ def league(record_path: str, evals: list[str] = ()) -> None:
                 for m in meta["averaged_from"]]  # fmt: skip
         card["seed"] = [run.get("seed") for run in runs]
         card["init_from"] = run_starts([run.get("init_from") for run in runs])
-    if evals:
-        card["fresh_games"] = {
-            result["name_b"]: figures(result)
-            for path in evals
-            for result in json.loads(Path(path).read_text())["results"]
-        }
+    fresh = [report for report in reports.values() if "verdict" not in report]
+    if fresh:
+        card["fresh_games"] = {result["name_b"]: figures(result) for report in fresh for result in report["results"]}
+    if judged:
+        card["judged"] = judged[0] if len(judged) == 1 else judged
     ship_1v1(source, state, meta, card)
+
+
+def judged_sets(path: str, report: dict, source: Path) -> dict:
+    """The card's record of a `rocketrl judge --json` file `report` of the bot at `source`: the parent, each set and
+    the verdict. Exits naming the file when it judged another bot or the bot did not pass the rule."""
+    if resolve_checkpoint(report["candidate"]).resolve() != source.resolve():
+        sys.exit(f"{path}: judged {report['candidate']}, not {source}; judge the bot being shipped")
+    verdict = report["verdict"]
+    if not verdict["ships"]:
+        sys.exit(
+            f"{path}: {report['candidate']} does not replace {report['parent']} ({'; '.join(verdict['reasons'])}); "
+            "a shipped bot wins every set against its parent with the pooled interval above even"
+        )
+    keys = ("seed", "wins", "draws", "losses", "goals_for", "goals_against")
+    return {
+        "parent": report["parent"],
+        "sets": [{k: s[k] for k in keys} for s in report["sets"]],
+        "verdict": verdict,
+        "settings": report["settings"],
+        "machine": report["machine"],
+    }
 
 
 def portable(config: dict) -> dict:

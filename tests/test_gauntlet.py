@@ -221,6 +221,56 @@ def test_a_league_bot_ships_as_the_next_gauntlet_version_with_its_figures(tmp_pa
         assert torch.equal(shipped["model"][name], value), name
 
 
+def _judged(candidate: Path, wins_per_set: list[int]) -> dict:
+    """A `rocketrl judge --json` report of `candidate` against gauntlet_v1, one set of 100 games per entry."""
+    from rocketrl.eval.judge import judge_sets
+    from rocketrl.league.match import MatchResult
+
+    sets = []
+    for wins in wins_per_set:
+        result = MatchResult(str(candidate), "gauntlet_v1")
+        result.wins, result.losses, result.goals_for, result.goals_against = wins, 100 - wins, 2 * wins, 100 - wins
+        sets.append(result)
+    seeds = [0, 7, 11][: len(sets)]
+    return {
+        "candidate": str(candidate),
+        "parent": "gauntlet_v1",
+        "machine": "test machine",
+        "settings": {"num_games": 100, "game_seconds": 120.0, "kickoff_jitter": 5.0, "deterministic": True},
+        "sets": [{"seed": seed} | r.to_dict() for seed, r in zip(seeds, sets, strict=True)],
+        "verdict": judge_sets(sets, seeds).to_dict(),
+    }
+
+
+def test_a_bot_ships_only_with_a_passed_judgement_of_itself_and_its_card_keeps_the_sets(tmp_path, monkeypatch) -> None:
+    gauntlet_dir = tmp_path / "gauntlet"
+    gauntlet_dir.mkdir()
+    (gauntlet_dir / "v1.safetensors").write_bytes((GAUNTLET_DIR / "v1.safetensors").read_bytes())
+    make_pretrained = _make_pretrained(monkeypatch, gauntlet_dir)
+    bot, other = make_checkpoint(tmp_path / "bot"), make_checkpoint(tmp_path / "other", seed=9)
+    results = {name: _result(3, 1) for name in ("gauntlet_v1", "rule_policy", "shadow_goalie", "ball_chaser")}
+    record = tmp_path / "record.json"
+    train = "rocketrl train --preset league_1v1_next"
+    record_data = {"bot": str(bot), "train": train, "machine": "m", "settings": "eval", "results": results}
+    record.write_text(json.dumps(record_data))
+    judged = tmp_path / "judged.json"
+    judged.write_text(json.dumps(_judged(bot, [60, 49, 65])))  # one set lost: the parent stays
+    with pytest.raises(SystemExit, match=r"does not replace gauntlet_v1 \(seed 7 lost: 49W 0D 51L\)"):
+        make_pretrained.league(str(record), [str(judged)])
+    judged.write_text(json.dumps(_judged(other, [60, 62, 65])))  # another bot's sets say nothing of this one
+    with pytest.raises(SystemExit, match="judge the bot being shipped"):
+        make_pretrained.league(str(record), [str(judged)])
+    assert not (gauntlet_dir / "v2.safetensors").exists()
+    judged.write_text(json.dumps(_judged(bot, [60, 62, 65])))
+    make_pretrained.league(str(record), [str(judged)])
+    card = json.loads((gauntlet_dir / "v2.json").read_text())
+    assert "fresh_games" not in card  # a judgement is not an eval file of fresh games
+    assert card["judged"]["parent"] == "gauntlet_v1" and card["judged"]["verdict"]["ships"] is True
+    assert [s["seed"] for s in card["judged"]["sets"]] == [0, 7, 11] and card["judged"]["verdict"]["wins"] == 187
+    assert card["judged"]["sets"][1] == {"seed": 7, "wins": 62, "draws": 0, "losses": 38, "goals_for": 124,
+                                         "goals_against": 38}  # fmt: skip
+
+
 def test_an_averaged_bots_card_names_each_runs_start_by_its_gauntlet_version(tmp_path, monkeypatch) -> None:
     from rocketrl.infra.checkpoint import read_meta, save_checkpoint
 
