@@ -17,6 +17,8 @@ from pathlib import Path
 from rocketrl.cli_args import positive_int
 from rocketrl.eval.judge import SET_SEEDS
 
+_SETTINGS = ("num_games", "game_seconds", "kickoff_jitter", "workers", "device")
+"""What decided each set's games besides its seed, for the JSON report."""
 _MIRROR = "the candidate is the parent itself; judge a bot trained from it (a run folder or checkpoint)"
 
 
@@ -108,10 +110,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
             "parent": args.parent,
             "machine": f"{cpu_model_and_flags()[0]}, {os.cpu_count()} cores",
             "engine": args.engine,
-            "settings": {
-                key: getattr(args, key) for key in ("num_games", "game_seconds", "kickoff_jitter", "workers", "device")
-            }
-            | {"deterministic": True},  # fmt: skip
+            "settings": {key: getattr(args, key) for key in _SETTINGS} | {"deterministic": True},
             "sets": [{"seed": seed} | result.to_dict() for seed, result in zip(seeds, sets, strict=True)],
             "verdict": verdict.to_dict(),
         }
