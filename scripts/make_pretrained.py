@@ -136,13 +136,16 @@ def judged_sets(path: str, report: dict, source: Path) -> dict:
             "a shipped bot wins every set against its parent with the pooled interval above even"
         )
     keys = ("seed", "wins", "draws", "losses", "goals_for", "goals_against")
-    return {
+    judged = {
         "parent": report["parent"],
         "sets": [{k: s[k] for k in keys} for s in report["sets"]],
         "verdict": verdict,
         "settings": report["settings"],
         "machine": report["machine"],
     }
+    if "field" in report:  # the candidate and the parent against other bots: the comparison, not every game
+        judged["field"] = {k: v for k, v in report["field"].items() if k != "matches"}
+    return judged
 
 
 def portable(config: dict) -> dict:

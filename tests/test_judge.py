@@ -10,7 +10,8 @@ import pytest
 import rocketrl.league.match as match
 import rocketrl.policy.load as load
 from rocketrl.cli import main
-from rocketrl.eval.judge import SET_SEEDS, judge_sets
+from rocketrl.eval.judge import SET_SEEDS, compare_field, judge_sets
+from rocketrl.eval.judge_cli import field_bots
 from rocketrl.league.match import MatchResult
 
 
@@ -61,6 +62,52 @@ def test_nothing_to_judge_and_unnamed_sets_are_refused() -> None:
         judge_sets([_set(1, 0, 0)], [0, 7])
 
 
+def _vs(name_a: str, name_b: str, wins: int, losses: int, draws: int = 0) -> MatchResult:
+    result = MatchResult(name_a, name_b)
+    result.wins, result.draws, result.losses = wins, draws, losses
+    return result
+
+
+def test_the_field_compares_points_per_game_on_the_same_opponents() -> None:
+    mine = [_vs("cand", "v9", 60, 40), _vs("cand", "v10", 70, 30)]
+    theirs = [_vs("parent", "v9", 65, 35), _vs("parent", "v10", 74, 24, draws=2)]  # 65 + 74 + 1 of 200
+    field = compare_field(mine, theirs)
+    assert field.opponents == ("v9", "v10") and field.games == 200
+    assert field.candidate_rate == pytest.approx(0.65) and field.parent_rate == pytest.approx(0.70)
+    # 1.96 * sqrt((0.65 * 0.35 + 0.70 * 0.30) / 200) = 0.0917 either side of -0.05
+    assert field.difference == pytest.approx(-0.05)
+    assert field.difference_low == pytest.approx(-0.1417, abs=1e-4) and field.difference_high == pytest.approx(
+        0.0417, abs=1e-4
+    )
+    assert not field.clearly_weaker
+    assert judge_sets([_set(60, 0, 40)] * 5, field=field).ships  # level with the parent there: no reason to refuse
+
+
+def test_a_candidate_clearly_weaker_than_its_parent_against_the_field_does_not_ship() -> None:
+    field = compare_field([_vs("cand", "v9", 50, 50)] * 2, [_vs("parent", "v9", 70, 30)] * 2)
+    assert field.clearly_weaker  # -20%: 1.96 * sqrt((0.25 + 0.21) / 200) = 9.4% either side
+    verdict = judge_sets([_set(65, 0, 35)] * 5, field=field)  # it beats its parent clearly...
+    assert not verdict.ships  # ...and has learned to exploit it, not to play better
+    assert verdict.reasons == (
+        "against the field it scored 50.0% to the parent's 70.0% (difference -29.4% to -10.6%: below zero)",
+    )
+
+
+def test_field_results_that_do_not_pair_up_are_refused() -> None:
+    with pytest.raises(ValueError, match="the candidate met"):
+        compare_field([_vs("cand", "v9", 1, 0)], [_vs("parent", "v10", 1, 0)])
+    with pytest.raises(ValueError, match="3 games of the candidate, 1 of the parent"):
+        compare_field([_vs("cand", "v9", 3, 0)], [_vs("parent", "v9", 1, 0)])
+
+
+def test_the_field_leaves_out_the_judged_bots_however_named() -> None:
+    newest = load.gauntlet_bots()[-1]
+    bots = field_bots("gauntlet,gauntlet_v1, rule_policy", ("gauntlet_v2", "pretrained"), load.resolve_checkpoint)
+    assert bots == [b for b in load.gauntlet_bots() if b not in ("gauntlet_v2", newest)] + ["rule_policy"]
+    with pytest.raises(ValueError, match="no bot left besides the candidate and the parent"):
+        field_bots("pretrained", (newest, "gauntlet_v1"), load.resolve_checkpoint)
+
+
 @dataclass
 class Games:
     played: list[tuple[str, str, int, int]] = field(default_factory=list)
@@ -80,6 +127,8 @@ def games(monkeypatch) -> Games:
         played.append((name_a, name_b, config.env.seed, config.num_games))
         result = MatchResult(name_a, name_b)
         result.wins, result.losses = (45, 55) if config.env.seed == 7 else (60, 40)
+        if name_b.startswith("gauntlet_v"):  # the field: the parent (random) scores 90 of 100, the candidate 60
+            result.wins, result.losses = (90, 10) if name_a == "random" else (60, 40)
         return result
 
     def spy_load(spec, device="cpu", seed=0, deterministic=False, compile_rule=False):
@@ -109,6 +158,27 @@ def test_the_command_exits_1_and_names_the_lost_set(games, capsys) -> None:
     assert main(["judge", "rule_policy", "--parent", "random"]) == 1
     assert [seed for *_, seed, _ in games.played] == list(SET_SEEDS)
     assert "does not ship (seed 7 lost: 45W 0D 55L)" in capsys.readouterr().out
+
+
+def test_the_field_is_played_by_both_bots_on_the_first_seed_and_refuses_a_clearly_weaker_candidate(
+    games, tmp_path, capsys
+) -> None:
+    out = tmp_path / "judged.json"
+    args = ["judge", "rule_policy", "--parent", "random", "--seeds", "11,0", "--field", "gauntlet_v1,gauntlet_v2",
+            "--json", str(out)]  # fmt: skip
+    assert main(args) == 1  # every set won, but 60% against the field where the parent scores 90%
+    assert games.played[2:] == [
+        ("rule_policy", "gauntlet_v1", 11, 100), ("rule_policy", "gauntlet_v2", 11, 100),
+        ("random", "gauntlet_v1", 11, 100), ("random", "gauntlet_v2", 11, 100),
+    ]  # fmt: skip
+    report = json.loads(out.read_text())
+    assert report["field"]["seed"] == 11 and report["field"]["opponents"] == ["gauntlet_v1", "gauntlet_v2"]
+    assert report["field"]["candidate_rate"] == pytest.approx(0.6) and report["field"]["parent_rate"] == 0.9
+    assert report["field"]["games"] == 200 and report["field"]["clearly_weaker"] is True
+    assert [m["candidate"]["name_b"] for m in report["field"]["matches"]] == ["gauntlet_v1", "gauntlet_v2"]
+    assert report["field"]["matches"][0]["parent"]["wins"] == 90
+    assert report["verdict"]["reasons"][0].startswith("against the field it scored 60.0% to the parent's 90.0%")
+    assert "field, seed 11: against gauntlet_v1, gauntlet_v2" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

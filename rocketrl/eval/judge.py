@@ -5,10 +5,17 @@ wins than losses in each, and the pooled win rate's 95% Wilson interval (a draw 
 One set of 100 games is noisy (a bot level with its parent wins 40-60 of them); five sets of 100 from different
 kickoff spawns tell a bot that is stronger from one that was lucky once. Every shipped bot since gauntlet_v9 was
 judged by this rule (docs/results/learning.md).
+
+Beating the parent is not the same as being stronger: self-play can learn to exploit the one bot it started from
+(gauntlet_v10 to gauntlet_v14 each beat their parent in about 59 of 100 games, yet all score about 0.6 against
+gauntlet_v9). So a candidate can also be compared with its parent against a field of other bots, on the same
+games: it is refused when it is clearly weaker there (the 95% interval of the difference in points per game lies
+below zero).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -63,8 +70,71 @@ class Verdict:
         }
 
 
-def judge_sets(sets: Sequence[MatchResult], seeds: Sequence[int] | None = None) -> Verdict:
-    """The verdict of the shipping rule over `sets`, each one candidate-vs-parent match (the candidate is side A).
+@dataclass(frozen=True)
+class FieldComparison:
+    """The candidate and its parent against the same field bots on the same games: points per game (a draw as half)
+    of each, and the candidate's minus the parent's with its 95% interval (two independent proportions)."""
+
+    opponents: tuple[str, ...]
+    games: int
+    """Games each of the two played against the field, all opponents together."""
+    candidate_rate: float
+    parent_rate: float
+    difference: float
+    difference_low: float
+    difference_high: float
+
+    @property
+    def clearly_weaker(self) -> bool:
+        """The whole interval of the difference lies below zero."""
+        return self.difference_high < 0.0
+
+    def summary(self) -> str:
+        return (
+            f"against {', '.join(self.opponents)} ({self.games} games each): candidate {self.candidate_rate:.1%}, "
+            f"parent {self.parent_rate:.1%}, difference {self.difference:+.1%} "
+            f"(95% CI {self.difference_low:+.1%} to {self.difference_high:+.1%})"
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "opponents": list(self.opponents),
+            "games": self.games,
+            "candidate_rate": self.candidate_rate,
+            "parent_rate": self.parent_rate,
+            "difference": self.difference,
+            "difference_low": self.difference_low,
+            "difference_high": self.difference_high,
+            "clearly_weaker": self.clearly_weaker,
+        }
+
+
+def compare_field(candidate: Sequence[MatchResult], parent: Sequence[MatchResult], z: float = 1.96) -> FieldComparison:
+    """The candidate's results against field bots (`candidate`, side A the candidate) beside the parent's against the
+    same bots (`parent`, in the same order, side A the parent). Refuses results that do not pair up by opponent."""
+    opponents = tuple(r.name_b for r in candidate)
+    if not opponents or opponents != tuple(r.name_b for r in parent):
+        raise ValueError(f"compare_field: the candidate met {opponents}, the parent {tuple(r.name_b for r in parent)}")
+
+    def points(results: Sequence[MatchResult]) -> tuple[float, int]:
+        games = sum(r.wins + r.draws + r.losses for r in results)
+        return sum(r.wins + 0.5 * r.draws for r in results) / max(games, 1), games
+
+    (p_candidate, n_candidate), (p_parent, n_parent) = points(candidate), points(parent)
+    if n_candidate != n_parent:
+        raise ValueError(f"compare_field: {n_candidate} games of the candidate, {n_parent} of the parent")
+    spread = z * math.sqrt((p_candidate * (1 - p_candidate) + p_parent * (1 - p_parent)) / max(n_candidate, 1))
+    difference = p_candidate - p_parent
+    return FieldComparison(
+        opponents, n_candidate, p_candidate, p_parent, difference, difference - spread, difference + spread
+    )
+
+
+def judge_sets(
+    sets: Sequence[MatchResult], seeds: Sequence[int] | None = None, field: FieldComparison | None = None
+) -> Verdict:
+    """The verdict of the shipping rule over `sets`, each one candidate-vs-parent match (the candidate is side A),
+    and, with `field`, the candidate not clearly weaker than its parent against other bots.
 
     `seeds` (one per set) only names the sets in the reasons. No sets is refused: nothing is known."""
     if not sets:
@@ -81,4 +151,9 @@ def judge_sets(sets: Sequence[MatchResult], seeds: Sequence[int] | None = None) 
     rate, low, high = win_rate_interval(wins, draws, losses)
     if low <= 0.5:
         reasons.append(f"the pooled interval's low end {low:.1%} is not above even")
+    if field is not None and field.clearly_weaker:
+        reasons.append(
+            f"against the field it scored {field.candidate_rate:.1%} to the parent's {field.parent_rate:.1%} "
+            f"(difference {field.difference_low:+.1%} to {field.difference_high:+.1%}: below zero)"
+        )
     return Verdict(wins, draws, losses, rate, low, high, ships=not reasons, reasons=tuple(reasons))

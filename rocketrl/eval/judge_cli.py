@@ -42,6 +42,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=",".join(map(str, SET_SEEDS)),
         help="comma-separated arena seeds, one set each (default 0,7,11,13,17, the sets of every shipped bot)",
     )
+    p.add_argument(
+        "--field",
+        default=None,
+        metavar="BOTS",
+        help="also play the candidate and the parent against these bots (comma-separated; 'gauntlet': every "
+        "gauntlet bot) on the first seed's games; the candidate does not ship if it is clearly weaker there",
+    )
     p.add_argument("--num-games", type=positive_int, default=100, help="games per set (default 100)")
     p.add_argument("--game-seconds", type=float, default=120.0, help="game clock in seconds (default 120)")
     p.add_argument("--kickoff-jitter", type=float, default=5.0, metavar="UU", help="spawn jitter (default 5 uu)")
@@ -67,43 +74,32 @@ def parse_seeds(text: str) -> list[int]:
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
-    """Play the sets, print each and the verdict; 0 if the candidate ships, 1 if not."""
+    """Play the sets (and the field), print each and the verdict; 0 if the candidate ships, 1 if not."""
     import torch
 
     from rocketrl.env.setters import MAX_KICKOFF_JITTER, kickoff_jitter_in_range
-    from rocketrl.eval.judge import judge_sets
+    from rocketrl.eval.judge import compare_field, judge_sets
     from rocketrl.infra.atomic_json import write_json_atomic
     from rocketrl.infra.machine_cache import cpu_model_and_flags
-    from rocketrl.league.match import MatchConfig, play_match
-    from rocketrl.policy.load import load_policy, policy_name, resolve_checkpoint
+    from rocketrl.policy.load import resolve_checkpoint
 
     seeds = parse_seeds(args.seeds)
     if not kickoff_jitter_in_range(args.kickoff_jitter):
         raise ValueError(f"--kickoff-jitter {args.kickoff_jitter:g}: must lie in [0, {MAX_KICKOFF_JITTER:g}] uu")
     if _same_file(args.candidate, args.parent, resolve_checkpoint):
         raise ValueError(f"{args.candidate!r} and --parent {args.parent!r}: {_MIRROR}")
-    names = policy_name(args.candidate), policy_name(args.parent)
+    field = field_bots(args.field, (args.candidate, args.parent), resolve_checkpoint) if args.field else []
     if args.device == "cpu":
         torch.set_num_threads(1)  # small batched ops: one thread is fastest and never stalls on busy cores
-    sets = []
-    for seed in seeds:
-        candidate, parent = (
-            load_policy(spec, device=args.device, seed=seed, deterministic=True)
-            for spec in (args.candidate, args.parent)
-        )  # loaded per set as `rocketrl eval --seed S` loads them, so each set replays alone
-        config = MatchConfig.games(
-            num_games=args.num_games,
-            game_seconds=args.game_seconds,
-            num_workers=args.workers,
-            engine=args.engine,
-            seed=seed,
-            kickoff_jitter=args.kickoff_jitter,
-        )
-        result = play_match(candidate, parent, config, *names, device=args.device)
-        sets.append(result)
-        print(f"seed {seed}: {result.summary()} [{result.wall_seconds:.0f} s]", flush=True)
-    verdict = judge_sets(sets, seeds)
-    print(f"{names[0]} against {names[1]} over {len(sets)} sets: {verdict.summary()}")
+    sets = [_play_set(args.candidate, args.parent, seed, args) for seed in seeds]
+    comparison = None
+    if field:  # both bots against each field bot, on the first set's seed: the same games for the two
+        mine = [_play_set(args.candidate, bot, seeds[0], args) for bot in field]
+        theirs = [_play_set(args.parent, bot, seeds[0], args) for bot in field]
+        comparison = compare_field(mine, theirs)
+        print(f"field, seed {seeds[0]}: {comparison.summary()}")
+    verdict = judge_sets(sets, seeds, comparison)
+    print(f"{sets[0].name_a} against {sets[0].name_b} over {len(sets)} sets: {verdict.summary()}")
     if args.json:
         report = {
             "candidate": args.candidate,
@@ -114,9 +110,47 @@ def cmd_judge(args: argparse.Namespace) -> int:
             "sets": [{"seed": seed} | result.to_dict() for seed, result in zip(seeds, sets, strict=True)],
             "verdict": verdict.to_dict(),
         }
+        if comparison is not None:
+            matches = [{"candidate": a.to_dict(), "parent": b.to_dict()} for a, b in zip(mine, theirs, strict=True)]
+            report["field"] = comparison.to_dict() | {"seed": seeds[0], "matches": matches}
         write_json_atomic(args.json, report)
         print(f"results written to {args.json}")
     return 0 if verdict.ships else 1
+
+
+def _play_set(spec_a: str, spec_b: str, seed: int, args: argparse.Namespace):
+    """One set: `spec_a` against `spec_b`, both greedy and loaded with the set's seed as `rocketrl eval --seed S
+    --deterministic` loads them, so every set replays alone. Returns its MatchResult (printed)."""
+    from rocketrl.league.match import MatchConfig, play_match
+    from rocketrl.policy.load import load_policy, policy_name
+
+    a, b = (load_policy(spec, device=args.device, seed=seed, deterministic=True) for spec in (spec_a, spec_b))
+    config = MatchConfig.games(
+        num_games=args.num_games,
+        game_seconds=args.game_seconds,
+        num_workers=args.workers,
+        engine=args.engine,
+        seed=seed,
+        kickoff_jitter=args.kickoff_jitter,
+    )
+    result = play_match(a, b, config, policy_name(spec_a), policy_name(spec_b), device=args.device)
+    print(f"seed {seed}: {result.summary()} [{result.wall_seconds:.0f} s]", flush=True)
+    return result
+
+
+def field_bots(text: str, judged: tuple[str, str], resolve) -> list[str]:
+    """The field of `--field`: comma-separated bots, 'gauntlet' standing for every gauntlet bot; the candidate and
+    the parent themselves (`judged`, however named) are left out, and a field left empty is refused."""
+    from rocketrl.policy.load import gauntlet_bots
+
+    bots: list[str] = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        for bot in gauntlet_bots() if part == "gauntlet" else [part]:
+            if bot not in bots and not any(_same_file(bot, spec, resolve) for spec in judged):
+                bots.append(bot)
+    if not bots:
+        raise ValueError(f"--field {text!r}: no bot left besides the candidate and the parent; name other bots")
+    return bots
 
 
 def _same_file(a: str, b: str, resolve) -> bool:
