@@ -4,8 +4,10 @@
     rocketrl judge next.safetensors --parent gauntlet_v14 [--json judged.json]
 
 Each set is `rocketrl eval --checkpoint CANDIDATE --opponents PARENT --seed S` with the sets' settings (100 greedy
-games of 120 s from spawns jittered by 5 uu), so every set can be replayed alone and comes out the same. Exit code
-0 when the candidate ships by the rule, 1 when it does not, 2 on bad input.
+games of 120 s from spawns jittered by 5 uu), so every set can be replayed alone and comes out the same. With
+`--field gauntlet_v13,gauntlet_v12,...` the candidate and the parent also play those bots on the first seed's games,
+and a candidate clearly weaker than its parent there does not ship. Exit code 0 when the candidate ships by the
+rule, 1 when it does not, 2 on bad input.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="play a candidate against its parent in several sets of games; ships only if it wins every set",
         description="The candidate replaces the parent when it wins every set (more wins than losses) and the "
         "pooled win rate's 95% interval lies above even. Games are greedy, full (kickoffs after goals, a clock, "
-        "overtime) and from kickoff spawns jittered by --kickoff-jitter uu; each set has its own arena seed.",
+        "overtime) and from kickoff spawns jittered by --kickoff-jitter uu; each set has its own arena seed. With "
+        "--field, a candidate clearly weaker than its parent against those bots on the same games does not ship.",
     )
     p.add_argument(
         "candidate", help="the bot to judge: a checkpoint path, a run folder (its last checkpoint) or a name"
@@ -40,7 +43,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--seeds",
         default=",".join(map(str, SET_SEEDS)),
-        help="comma-separated arena seeds, one set each (default 0,7,11,13,17, the sets of every shipped bot)",
+        help="comma-separated arena seeds, one set each (default 0,7,11,13,17: every shipped bot's since gauntlet_v9)",
     )
     p.add_argument(
         "--field",
