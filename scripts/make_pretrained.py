@@ -81,7 +81,8 @@ def league(record_path: str, evals: list[str] = ()) -> None:
     "vs_rule_policy", every other opponent's under "generalization", as the 1v1 cards have them. `evals`, the
     `rocketrl eval --json` files of new games of the same bot (games that did not choose it among runs, so their
     figures carry no selection), go under "fresh_games"; a `rocketrl judge --json` file among them (its sets
-    against the parent) goes under "judged", and a bot it did not pass, or another bot's, is refused."""
+    against the parent) goes under "judged" (a list: every judgement given is kept, passed or not); a bot none of
+    them passed, or another bot's judgement, is refused."""
     record = json.loads(Path(record_path).read_text())
     source = Path(record["bot"])
     results = record["results"]
@@ -90,6 +91,12 @@ def league(record_path: str, evals: list[str] = ()) -> None:
         sys.exit(f"{record_path}: no results against {', '.join(missing)}; a shipped bot plays the whole gauntlet")
     reports = {path: json.loads(Path(path).read_text()) for path in evals}
     judged = [judged_sets(path, report, source) for path, report in reports.items() if "verdict" in report]
+    if judged and not any(j["verdict"]["ships"] for j in judged):
+        reasons = "; ".join(f"{j['path']}: {', '.join(j['verdict']['reasons'])}" for j in judged)
+        sys.exit(
+            f"{source} does not replace {judged[0]['parent']} ({reasons}); a shipped bot wins every set against its "
+            "parent with the pooled interval above even"
+        )
     state, meta = load_checkpoint(source)
     config = checkpoint_config(source, meta)
     command = record["train"].split()
@@ -120,23 +127,19 @@ def league(record_path: str, evals: list[str] = ()) -> None:
     if fresh:
         card["fresh_games"] = {result["name_b"]: figures(result) for report in fresh for result in report["results"]}
     if judged:
-        card["judged"] = judged[0] if len(judged) == 1 else judged
+        card["judged"] = judged
     ship_1v1(source, state, meta, card)
 
 
 def judged_sets(path: str, report: dict, source: Path) -> dict:
     """The card's record of a `rocketrl judge --json` file `report` of the bot at `source`: the parent, each set and
-    the verdict. Exits naming the file when it judged another bot or the bot did not pass the rule."""
+    the verdict. Exits naming the file when it judged another bot."""
     if resolve_checkpoint(report["candidate"]).resolve() != source.resolve():
         sys.exit(f"{path}: judged {report['candidate']}, not {source}; judge the bot being shipped")
     verdict = report["verdict"]
-    if not verdict["ships"]:
-        sys.exit(
-            f"{path}: {report['candidate']} does not replace {report['parent']} ({'; '.join(verdict['reasons'])}); "
-            "a shipped bot wins every set against its parent with the pooled interval above even"
-        )
     keys = ("seed", "wins", "draws", "losses", "goals_for", "goals_against")
     judged = {
+        "path": path,
         "parent": report["parent"],
         "sets": [{k: s[k] for k in keys} for s in report["sets"]],
         "verdict": verdict,

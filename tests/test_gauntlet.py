@@ -255,7 +255,7 @@ def test_a_bot_ships_only_with_a_passed_judgement_of_itself_and_its_card_keeps_t
     record.write_text(json.dumps(record_data))
     judged = tmp_path / "judged.json"
     judged.write_text(json.dumps(_judged(bot, [60, 49, 65])))  # one set lost: the parent stays
-    with pytest.raises(SystemExit, match=r"does not replace gauntlet_v1 \(seed 7 lost: 49W 0D 51L\)"):
+    with pytest.raises(SystemExit, match=r"does not replace gauntlet_v1 \(.*judged.json: seed 7 lost: 49W 0D 51L\)"):
         make_pretrained.league(str(record), [str(judged)])
     judged.write_text(json.dumps(_judged(other, [60, 62, 65])))  # another bot's sets say nothing of this one
     with pytest.raises(SystemExit, match="judge the bot being shipped"):
@@ -265,10 +265,20 @@ def test_a_bot_ships_only_with_a_passed_judgement_of_itself_and_its_card_keeps_t
     make_pretrained.league(str(record), [str(judged)])
     card = json.loads((gauntlet_dir / "v2.json").read_text())
     assert "fresh_games" not in card  # a judgement is not an eval file of fresh games
-    assert card["judged"]["parent"] == "gauntlet_v1" and card["judged"]["verdict"]["ships"] is True
-    assert [s["seed"] for s in card["judged"]["sets"]] == [0, 7, 11] and card["judged"]["verdict"]["wins"] == 187
-    assert card["judged"]["sets"][1] == {"seed": 7, "wins": 62, "draws": 0, "losses": 38, "goals_for": 124,
+    (judgement,) = card["judged"]
+    assert judgement["parent"] == "gauntlet_v1" and judgement["verdict"]["ships"] is True
+    assert [s["seed"] for s in judgement["sets"]] == [0, 7, 11] and judgement["verdict"]["wins"] == 187
+    assert judgement["sets"][1] == {"seed": 7, "wins": 62, "draws": 0, "losses": 38, "goals_for": 124,
                                          "goals_against": 38}  # fmt: skip
+    (gauntlet_dir / "v2.safetensors").unlink()
+    lost = tmp_path / "lost.json"  # a judgement it did not pass stays on the card beside the one it passed
+    lost.write_text(json.dumps(_judged(bot, [60, 49, 65])))
+    make_pretrained.league(str(record), [str(lost), str(judged)])
+    card = json.loads((gauntlet_dir / "v2.json").read_text())
+    assert [j["verdict"]["ships"] for j in card["judged"]] == [False, True]
+    assert card["judged"][0]["path"] == str(lost) and card["judged"][0]["verdict"]["reasons"] == [
+        "seed 7 lost: 49W 0D 51L"
+    ]
 
 
 def test_an_averaged_bots_card_names_each_runs_start_by_its_gauntlet_version(tmp_path, monkeypatch) -> None:
