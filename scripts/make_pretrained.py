@@ -1,8 +1,8 @@
 """Ship a trained bot inside the package: `rocketrl ... --checkpoint pretrained` (or `pretrained_team`) loads it.
 
-    python scripts/make_pretrained.py --league RECORD.json [EVAL.json ...] [JUDGED.json]   (a league run's gauntlet
+    python scripts/make_pretrained.py --league RECORD.json [EVAL.json ...] [JUDGED.json ...]   (a league run's gauntlet
         record, docs/league_*_gauntlet.json; optionally `rocketrl eval --json` files of fresh games of the same bot
-        and the `rocketrl judge --json` file of its sets against its parent: a bot that did not pass is refused)
+        and the `rocketrl judge --json` files of its sets against its parent: a bot that passed none is refused)
     python scripts/make_pretrained.py REPORT.json   (a benchmarks/learn_vs_rule.py report)
     python scripts/make_pretrained.py --team CHECKPOINT EVAL.json [EVAL.json ...]   (rocketrl eval --json files)
 

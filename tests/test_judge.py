@@ -102,10 +102,10 @@ def test_field_results_that_do_not_pair_up_are_refused() -> None:
 
 def test_the_field_leaves_out_the_judged_bots_however_named() -> None:
     newest = load.gauntlet_bots()[-1]
-    bots = field_bots("gauntlet,gauntlet_v1, rule_policy", ("gauntlet_v2", "pretrained"), load.resolve_checkpoint)
+    bots = field_bots("gauntlet,gauntlet_v1, rule_policy", ("gauntlet_v2", "pretrained"))
     assert bots == [b for b in load.gauntlet_bots() if b not in ("gauntlet_v2", newest)] + ["rule_policy"]
     with pytest.raises(ValueError, match="no bot left besides the candidate and the parent"):
-        field_bots("pretrained", (newest, "gauntlet_v1"), load.resolve_checkpoint)
+        field_bots("pretrained", (newest, "gauntlet_v1"))
 
 
 @dataclass
