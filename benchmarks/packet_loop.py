@@ -4,7 +4,8 @@ Exports a checkpoint (default: the shipped bot) to a bot folder, then plays `--g
 `--seconds` in RocketSim in which the folder's own agent receives RLBot v5 GamePackets written the game's way and
 its ControllerStates drive its car (rocketrl.export.packet_game), against RulePolicy; then the same number of games
 of the checkpoint's policy played directly (rocketrl.league.match). Prints JSON: both win rates with their 95%
-intervals, the gap, and on the states where the bot chose, how often the direct policy chose the same controls.
+intervals, the gap, and on the states where the bot chose, how often the direct policy chose the same controls;
+where they differ, why (through_packets.differences: what the bot read or the arithmetic, and how near a tie).
 
     python benchmarks/packet_loop.py [--checkpoint pretrained] [--games 100] [--seconds 120] [--out FILE]
 

@@ -8,7 +8,9 @@ import json
 import stat
 import tomllib
 from pathlib import Path
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 from export_helpers import make_checkpoint
 
@@ -116,3 +118,36 @@ def test_full_games_through_packets_play_as_the_policy(checkpoint, tmp_path) -> 
     assert report["agreement"] >= 0.99, report
     assert report["dropped"] > 0 and report["repeated"] > 0
     assert report["repeats_answered_alike"] == report["repeated"]
+
+
+class _TieBot:
+    """A bot whose network gives fixed logits [2.0, 1.5, 0.1] over three actions and reads `seen` from a packet."""
+
+    def __init__(self, seen: np.ndarray) -> None:
+        self.seen = seen
+        table = np.array([[1, 0, 0, 0, 0, 0, 0, 0], [1, 1, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 1, 0, 0]], np.float32)
+        self.policy = SimpleNamespace(discrete=True, lstm=None, table=table,
+                                      logits=lambda obs: np.array([[2.0, 1.5, 0.1]], np.float32))  # fmt: skip
+
+    def observe(self, packet, prev_controls) -> np.ndarray:
+        return self.seen
+
+
+def test_a_differing_choice_is_explained_by_what_the_bot_read_or_by_arithmetic() -> None:
+    """Hand-made: the bot's network prefers action 0 by 0.5 logits over action 1 on rocketrl's observation. Where
+    the checkpoint chose 0 and the bot 1, the bot's reading made the difference ('observation'); where the
+    checkpoint chose 1 and the bot 0, the networks differ on one input ('arithmetic'); the gap is the largest
+    observation difference; the summary counts both."""
+    from rocketrl.export.packet_game import explain_difference, summarize_differences
+
+    direct_obs = np.array([0.0, 1.0, -2.0], np.float32)
+    bot = _TieBot(np.array([0.0, 1.25, -2.0], np.float32))
+    table = bot.policy.table
+    read = explain_difference(bot, None, np.zeros(8, np.float32), direct_obs, table[0], table[1])
+    assert read == {"observation_gap": 0.25, "cause": "observation", "margin": 0.5}
+    numeric = explain_difference(bot, None, np.zeros(8, np.float32), direct_obs, table[1], table[0])
+    assert numeric == {"observation_gap": 0.25, "cause": "arithmetic", "margin": 0.5}
+    summary = summarize_differences([read, numeric])
+    assert summary["count"] == 2 and summary["by_cause"] == {"observation": 1, "arithmetic": 1}
+    assert summary["largest_observation_gap"] == 0.25 and summary["margins_logits"] == [0.5, 0.5]
+    assert summarize_differences([])["count"] == 0

@@ -114,6 +114,7 @@ class PacketGames:
         self.results: list[dict] = []
         self.counts = {"packets": 0, "dropped": 0, "repeated": 0, "repeats_answered_alike": 0}
         self.decisions = {"compared": 0, "same_action": 0}
+        self.differences: list[dict] = []
 
     def new_bot(self, car: int) -> Any:
         bot = self.bot_class(default_agent_id="rocketrl/packet-loop")
@@ -178,9 +179,9 @@ class PacketGames:
         if chose:
             self.prev[k, game.bot_car] = torch.from_numpy(game.bot.prev_controls)
             if self.direct is not None:
-                self.compare(k, game, prev_controls, game.bot.prev_controls)
+                self.compare(k, game, packet, prev_controls, game.bot.prev_controls)
 
-    def compare(self, k: int, game: _Game, prev_controls: np.ndarray, chosen: np.ndarray) -> None:
+    def compare(self, k: int, game: _Game, packet: Any, prev_controls: np.ndarray, chosen: np.ndarray) -> None:
         """The checkpoint's own choice on rocketrl's observation of this state, against the bot's."""
         prev = self.prev[k : k + 1].clone()
         prev[0, game.bot_car] = torch.from_numpy(prev_controls)
@@ -188,7 +189,10 @@ class PacketGames:
         action, _ = self.direct.act(obs[None], None)
         direct = to_controls(self.direct.action_kind, action)[0].numpy()
         self.decisions["compared"] += 1
-        self.decisions["same_action"] += bool(np.array_equal(direct, chosen))
+        same = bool(np.array_equal(direct, chosen))
+        self.decisions["same_action"] += same
+        if not same:
+            self.differences.append(explain_difference(game.bot, packet, prev_controls, obs.numpy(), direct, chosen))
 
     def opponent_acts(self) -> None:
         """The opponent's controls in the arenas where it chooses this tick (every tick_skip ticks of play)."""
@@ -289,6 +293,7 @@ class PacketGames:
             "decisions_compared": compared,
             "same_action": self.decisions["same_action"],
             "agreement": self.decisions["same_action"] / compared if compared else None,
+            "differences": summarize_differences(self.differences),
             **self.counts,
             "wall_seconds": round(seconds, 1),
         }
@@ -296,3 +301,43 @@ class PacketGames:
 
 def _controller(c: Any) -> tuple:
     return (c.throttle, c.steer, c.pitch, c.yaw, c.roll, float(c.jump), float(c.boost), float(c.handbrake))
+
+
+def explain_difference(bot: Any, packet: Any, prev_controls: np.ndarray, direct_obs: np.ndarray,
+                       direct_controls: np.ndarray, chosen: np.ndarray) -> dict:  # fmt: skip
+    """Why the bot chose `chosen` (8,) where the checkpoint chose `direct_controls` (8,) on one state.
+    `observation_gap`: the largest difference between the observation the bot read from the packet and rocketrl's
+    `direct_obs` (floats). `cause`: 'observation' where the bot's own network on rocketrl's observation chooses as
+    the checkpoint did (what it read made the difference), else 'arithmetic' (its numpy network and torch differ on
+    the same input). `margin`: on rocketrl's observation, the bot's network's logit gap between the two choices
+    (how near a tie it was). Cause and margin only for discrete bots without recurrent state (else None): asking
+    an LSTM again would advance it."""
+    policy = bot.policy
+    bot_obs = bot.observe(packet, prev_controls)
+    gap = float(np.abs(bot_obs.astype(np.float64) - direct_obs.astype(np.float64)).max())
+    if not policy.discrete or policy.lstm is not None:
+        return {"observation_gap": gap, "cause": None, "margin": None}
+    logits = policy.logits(direct_obs[None].astype(np.float32))[0]
+
+    def best(controls: np.ndarray) -> float:
+        return float(logits[(policy.table == controls[None]).all(-1)].max())
+
+    own = policy.table[int(logits.argmax())]
+    cause = "observation" if np.array_equal(own, direct_controls) else "arithmetic"
+    return {"observation_gap": gap, "cause": cause, "margin": abs(best(direct_controls) - best(chosen))}
+
+
+def summarize_differences(differences: list[dict]) -> dict:
+    """Counts by cause and the largest observation gap and logit margin over the differing choices."""
+    gaps = [d["observation_gap"] for d in differences]
+    margins = [d["margin"] for d in differences if d["margin"] is not None]
+    causes: dict[str, int] = {}
+    for d in differences:
+        causes[str(d["cause"])] = causes.get(str(d["cause"]), 0) + 1
+    return {
+        "count": len(differences),
+        "by_cause": causes,
+        "largest_observation_gap": max(gaps) if gaps else None,
+        "largest_margin_logits": max(margins) if margins else None,
+        "margins_logits": sorted(round(m, 6) for m in margins),
+    }
