@@ -625,6 +625,27 @@ def test_obs_named_places_read_the_hand_built_state():
     assert others[0, layout.OTHER_PRESENT] == 0.0  # no teammate in 1v1
 
 
+def test_obs_field_names_agree_with_the_named_places():
+    """field_name (how reports name an observation float) says what the named places and the layout hold."""
+    from rocketrl.env import obs as layout
+
+    assert [layout.field_name(i) for i in range(3)] == ["ball.pos.x", "ball.pos.y", "ball.pos.z"]
+    assert layout.field_name(layout.PREV_JUMP) == "prev.jump"
+    assert layout.field_name(layout.PADS.start) == "pad[0]" and layout.field_name(layout.PADS.stop - 1) == "pad[33]"
+    assert layout.field_name(layout.CAR_VEL.start) == "car.vel.x" and layout.field_name(layout.CAR_BOOST) == "car.boost"
+    names = [layout.CAR_ON_GROUND, layout.CAR_HAS_JUMP, layout.CAR_HAS_FLIP, layout.CAR_DEMOLISHED]
+    assert [layout.field_name(i) for i in names] == ["car.on_ground", "car.has_jump", "car.has_flip", "car.demolished"]
+    assert layout.field_name(layout.BALL_IN_CAR_FRAME.start) == "car.ball_rel_pos.fwd"
+    assert layout.field_name(layout.BALL_VEL_IN_CAR_FRAME.stop - 1) == "car.ball_rel_vel.up"
+    first_opponent = layout.OTHERS.start + layout.MAX_TEAMMATES * layout.OTHER_SIZE
+    assert layout.field_name(first_opponent) == "other[2].rel_pos.x"
+    assert layout.field_name(first_opponent + layout.OTHER_DEMOLISHED) == "other[2].demolished"
+    assert layout.field_name(OBS_SIZE - 1) == "other[4].present"
+    assert len({layout.field_name(i) for i in range(OBS_SIZE)}) == OBS_SIZE
+    with pytest.raises(IndexError, match="observation index 180"):
+        layout.field_name(OBS_SIZE)
+
+
 def test_obs_layout_1v1_orange_agent_is_mirrored():
     state, controls = hand_built_1v1()
     o = DefaultObs(1, 1).build(state, controls)[0, 1]

@@ -137,17 +137,18 @@ def test_a_differing_choice_is_explained_by_what_the_bot_read_or_by_arithmetic()
     """Hand-made: the bot's network prefers action 0 by 0.5 logits over action 1 on rocketrl's observation. Where
     the checkpoint chose 0 and the bot 1, the bot's reading made the difference ('observation'); where the
     checkpoint chose 1 and the bot 0, the networks differ on one input ('arithmetic'); the gap is the largest
-    observation difference; the summary counts both."""
+    observation difference, named; the summary counts both."""
     from rocketrl.export.packet_game import explain_difference, summarize_differences
 
     direct_obs = np.array([0.0, 1.0, -2.0], np.float32)
     bot = _TieBot(np.array([0.0, 1.25, -2.0], np.float32))
     table = bot.policy.table
     read = explain_difference(bot, None, np.zeros(8, np.float32), direct_obs, table[0], table[1])
-    assert read == {"observation_gap": 0.25, "cause": "observation", "margin": 0.5}
+    assert read == {"observation_gap": 0.25, "fields": ["ball.pos.y"], "cause": "observation", "margin": 0.5}
     numeric = explain_difference(bot, None, np.zeros(8, np.float32), direct_obs, table[1], table[0])
-    assert numeric == {"observation_gap": 0.25, "cause": "arithmetic", "margin": 0.5}
+    assert numeric == {"observation_gap": 0.25, "fields": ["ball.pos.y"], "cause": "arithmetic", "margin": 0.5}
     summary = summarize_differences([read, numeric])
     assert summary["count"] == 2 and summary["by_cause"] == {"observation": 1, "arithmetic": 1}
-    assert summary["largest_observation_gap"] == 0.25 and summary["margins_logits"] == [0.5, 0.5]
+    assert summary["by_field"] == {"ball.pos.y": 2} and summary["largest_observation_gap"] == 0.25
+    assert summary["margins_logits"] == [0.5, 0.5]
     assert summarize_differences([])["count"] == 0

@@ -73,6 +73,36 @@ OTHER_REL_POS = slice(0, 3)
 OTHER_DEMOLISHED = OTHER_SIZE - 2
 OTHER_PRESENT = OTHER_SIZE - 1
 
+_BALL_NAMES = [f"ball.{part}.{axis}" for part in ("pos", "vel", "ang_vel") for axis in "xyz"]
+_CONTROL_NAMES = [f"prev.{c}" for c in ("throttle", "steer", "pitch", "yaw", "roll", "jump", "boost", "handbrake")]
+_SELF_NAMES = [
+    *(f"car.{part}.{axis}" for part in ("pos", "vel", "ang_vel", "forward", "up") for axis in "xyz"),
+    "car.boost", "car.on_ground", "car.has_jump", "car.has_flip", "car.demolished",
+    *(f"car.{part}.{axis}" for part in ("ball_rel_pos", "ball_rel_vel") for axis in ("fwd", "left", "up")),
+    *(f"car.goal_rel_pos.{axis}" for axis in "xyz"),
+]  # fmt: skip
+_OTHER_NAMES = [
+    *(f"{part}.{axis}" for part in ("rel_pos", "rel_vel", "vel", "forward", "up") for axis in "xyz"),
+    "boost", "on_ground", "has_flip", "demolished", "present",
+]  # fmt: skip
+
+
+def field_name(index: int) -> str:
+    """The name of float `index` of one agent's observation, e.g. 'ball.vel.x', 'pad[5]', 'car.on_ground',
+    'other[3].has_flip' (other slots 0-1 are teammates, 2-4 opponents)."""
+    if not 0 <= index < OBS_SIZE:
+        raise IndexError(f"observation index {index}: must be 0 to {OBS_SIZE - 1}")
+    if index < BALL_SIZE:
+        return _BALL_NAMES[index]
+    if index < _PADS_START:
+        return _CONTROL_NAMES[index - BALL_SIZE]
+    if index < _SELF_START:
+        return f"pad[{index - _PADS_START}]"
+    if index < _OTHERS_START:
+        return _SELF_NAMES[index - _SELF_START]
+    slot, offset = divmod(index - _OTHERS_START, OTHER_SIZE)
+    return f"other[{slot}].{_OTHER_NAMES[offset]}"
+
 
 def _vector_slots() -> list[int]:
     """Start indices of every 3-vector in the layout (they flip x and y for orange)."""

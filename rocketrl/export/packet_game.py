@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from rocketrl.env.obs import DefaultObs
+from rocketrl.env.obs import DefaultObs, field_name
 from rocketrl.env.setters import KickoffSetter
 from rocketrl.export.game_packets import PacketWriter, field_info
 from rocketrl.league.ratings import win_rate_interval
@@ -307,16 +307,19 @@ def explain_difference(bot: Any, packet: Any, prev_controls: np.ndarray, direct_
                        direct_controls: np.ndarray, chosen: np.ndarray) -> dict:  # fmt: skip
     """Why the bot chose `chosen` (8,) where the checkpoint chose `direct_controls` (8,) on one state.
     `observation_gap`: the largest difference between the observation the bot read from the packet and rocketrl's
-    `direct_obs` (floats). `cause`: 'observation' where the bot's own network on rocketrl's observation chooses as
-    the checkpoint did (what it read made the difference), else 'arithmetic' (its numpy network and torch differ on
-    the same input). `margin`: on rocketrl's observation, the bot's network's logit gap between the two choices
-    (how near a tie it was). Cause and margin only for discrete bots without recurrent state (else None): asking
-    an LSTM again would advance it."""
+    `direct_obs` (floats); `fields`: the names of the floats that differ by more than 1e-3, largest first (at most
+    five; rocketrl.env.obs.field_name). `cause`: 'observation' where the bot's own network on rocketrl's
+    observation chooses as the checkpoint did (what it read made the difference), else 'arithmetic' (its numpy
+    network and torch differ on the same input). `margin`: on rocketrl's observation, the bot's network's logit gap
+    between the two choices (how near a tie it was). Cause and margin only for discrete bots without recurrent
+    state (else None): asking an LSTM again would advance it."""
     policy = bot.policy
     bot_obs = bot.observe(packet, prev_controls)
-    gap = float(np.abs(bot_obs.astype(np.float64) - direct_obs.astype(np.float64)).max())
+    diff = np.abs(bot_obs.astype(np.float64) - direct_obs.astype(np.float64))
+    order = [int(i) for i in np.argsort(-diff, kind="stable")[:5] if diff[i] > 1e-3]
+    seen = {"observation_gap": float(diff.max()), "fields": [field_name(i) for i in order]}
     if not policy.discrete or policy.lstm is not None:
-        return {"observation_gap": gap, "cause": None, "margin": None}
+        return {**seen, "cause": None, "margin": None}
     logits = policy.logits(direct_obs[None].astype(np.float32))[0]
 
     def best(controls: np.ndarray) -> float:
@@ -324,19 +327,24 @@ def explain_difference(bot: Any, packet: Any, prev_controls: np.ndarray, direct_
 
     own = policy.table[int(logits.argmax())]
     cause = "observation" if np.array_equal(own, direct_controls) else "arithmetic"
-    return {"observation_gap": gap, "cause": cause, "margin": abs(best(direct_controls) - best(chosen))}
+    return {**seen, "cause": cause, "margin": abs(best(direct_controls) - best(chosen))}
 
 
 def summarize_differences(differences: list[dict]) -> dict:
-    """Counts by cause and the largest observation gap and logit margin over the differing choices."""
+    """Counts by cause and by differing observation field, and the largest observation gap and logit margin over
+    the differing choices."""
     gaps = [d["observation_gap"] for d in differences]
     margins = [d["margin"] for d in differences if d["margin"] is not None]
     causes: dict[str, int] = {}
+    fields: dict[str, int] = {}
     for d in differences:
         causes[str(d["cause"])] = causes.get(str(d["cause"]), 0) + 1
+        for name in d["fields"]:
+            fields[name] = fields.get(name, 0) + 1
     return {
         "count": len(differences),
         "by_cause": causes,
+        "by_field": dict(sorted(fields.items(), key=lambda item: -item[1])),
         "largest_observation_gap": max(gaps) if gaps else None,
         "largest_margin_logits": max(margins) if margins else None,
         "margins_logits": sorted(round(m, 6) for m in margins),
