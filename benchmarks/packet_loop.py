@@ -7,7 +7,8 @@ of the checkpoint's policy played directly (rocketrl.league.match). Prints JSON:
 intervals, the gap, and on the states where the bot chose, how often the direct policy chose the same controls;
 where they differ, why (through_packets.differences: what the bot read or the arithmetic, and how near a tie).
 
-    python benchmarks/packet_loop.py [--checkpoint pretrained] [--games 100] [--seconds 120] [--out FILE]
+    python benchmarks/packet_loop.py [--checkpoint pretrained] [--games 100] [--seconds 120] [--drop 0.02]
+                                     [--repeat 0.02] [--out FILE]
 
 100 games of 120 s took 55 minutes on 2 cores shared with a training run (about 2.1M packets).
 """
@@ -34,6 +35,8 @@ def main() -> None:
     parser.add_argument("--jitter", type=float, default=5.0, help="kickoff jitter, uu")
     parser.add_argument("--arenas", type=int, default=10, help="packet games played side by side")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--drop", type=float, default=0.02, help="chance a packet never reaches the bot")
+    parser.add_argument("--repeat", type=float, default=0.02, help="chance a packet reaches the bot twice")
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON report here")
     args = parser.parse_args()
     import torch
@@ -44,7 +47,8 @@ def main() -> None:
         folder = export_rlbot(args.checkpoint, Path(tmp) / "bot")
         config = PacketGameConfig(
             num_games=args.games, game_seconds=args.seconds, kickoff_jitter=args.jitter,
-            num_arenas=min(args.arenas, args.games), seed=args.seed,
+            num_arenas=min(args.arenas, args.games), seed=args.seed, drop_probability=args.drop,
+            repeat_probability=args.repeat,
         )  # fmt: skip
         packets = PacketGames(folder, load_policy(args.opponent), direct, config).play()
     match = MatchConfig.games(
@@ -59,6 +63,8 @@ def main() -> None:
         "games": args.games,
         "game_seconds": args.seconds,
         "kickoff_jitter_uu": args.jitter,
+        "drop_probability": args.drop,
+        "repeat_probability": args.repeat,
         "through_packets": packets,
         "direct": {
             "games": result.num_games,
