@@ -17,6 +17,7 @@ import importlib
 import random
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -335,16 +336,11 @@ def summarize_differences(differences: list[dict]) -> dict:
     the differing choices."""
     gaps = [d["observation_gap"] for d in differences]
     margins = [d["margin"] for d in differences if d["margin"] is not None]
-    causes: dict[str, int] = {}
-    fields: dict[str, int] = {}
-    for d in differences:
-        causes[str(d["cause"])] = causes.get(str(d["cause"]), 0) + 1
-        for name in d["fields"]:
-            fields[name] = fields.get(name, 0) + 1
+    fields = Counter(name for d in differences for name in d["fields"])
     return {
         "count": len(differences),
-        "by_cause": causes,
-        "by_field": dict(sorted(fields.items(), key=lambda item: -item[1])),
+        "by_cause": dict(Counter(str(d["cause"]) for d in differences)),
+        "by_field": dict(fields.most_common()),
         "largest_observation_gap": max(gaps) if gaps else None,
         "largest_margin_logits": max(margins) if margins else None,
         "margins_logits": sorted(round(m, 6) for m in margins),
