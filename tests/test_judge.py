@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+import rocketrl.eval.cli  # noqa: F401  binds the real play_match before any test here stands one in for it
 import rocketrl.league.match as match
 import rocketrl.policy.load as load
 from rocketrl.cli import main

@@ -141,12 +141,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if not args.checkpoint:
             raise ValueError("--checkpoint is required (or use --tournament --policies ...)")
         if args.gauntlet:
-            from rocketrl.policy.load import gauntlet, gauntlet_bots, resolve_checkpoint
+            from rocketrl.policy.load import gauntlet, same_checkpoint
 
-            team = max(args.team_size) > 1
-            candidate = resolve_checkpoint(args.checkpoint).resolve()  # 'pretrained' is the newest gauntlet bot
-            itself = [b for b in gauntlet_bots() if resolve_checkpoint(b).resolve() == candidate]
-            args.opponents = ",".join(o for o in gauntlet(team) if o not in itself)
+            team = max(args.team_size) > 1  # the candidate never plays itself ('pretrained' is a gauntlet bot)
+            args.opponents = ",".join(o for o in gauntlet(team) if not same_checkpoint(o, args.checkpoint))
             args.deterministic = True
             args.kickoff_jitter = args.kickoff_jitter or 5.0
         opponents = [s.strip() for s in args.opponents.split(",") if s.strip()]

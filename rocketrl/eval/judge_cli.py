@@ -83,11 +83,12 @@ def cmd_judge(args: argparse.Namespace) -> int:
     from rocketrl.eval.judge import compare_field, judge_sets
     from rocketrl.infra.atomic_json import write_json_atomic
     from rocketrl.infra.machine_cache import cpu_model_and_flags
+    from rocketrl.policy.load import same_checkpoint
 
     seeds = parse_seeds(args.seeds)
     if not kickoff_jitter_in_range(args.kickoff_jitter):
         raise ValueError(f"--kickoff-jitter {args.kickoff_jitter:g}: must lie in [0, {MAX_KICKOFF_JITTER:g}] uu")
-    if _same_file(args.candidate, args.parent):
+    if same_checkpoint(args.candidate, args.parent):
         raise ValueError(f"{args.candidate!r} and --parent {args.parent!r}: {_MIRROR}")
     field = field_bots(args.field, (args.candidate, args.parent)) if args.field else []
     if args.device == "cpu":
@@ -142,25 +143,13 @@ def _play_set(spec_a: str, spec_b: str, seed: int, args: argparse.Namespace):
 def field_bots(text: str, judged: tuple[str, str]) -> list[str]:
     """The field of `--field`: comma-separated bots, 'gauntlet' standing for every gauntlet bot; the candidate and
     the parent themselves (`judged`, however named) are left out, and a field left empty is refused."""
-    from rocketrl.policy.load import gauntlet_bots
+    from rocketrl.policy.load import gauntlet_bots, same_checkpoint
 
     bots: list[str] = []
     for part in (p.strip() for p in text.split(",") if p.strip()):
         for bot in gauntlet_bots() if part == "gauntlet" else [part]:
-            if bot not in bots and not any(_same_file(bot, spec) for spec in judged):
+            if bot not in bots and not any(same_checkpoint(bot, spec) for spec in judged):
                 bots.append(bot)
     if not bots:
         raise ValueError(f"--field {text!r}: no bot left besides the candidate and the parent; name other bots")
     return bots
-
-
-def _same_file(a: str, b: str) -> bool:
-    """Whether two specs name one checkpoint file (scripted names are compared as names)."""
-    from rocketrl.policy.load import resolve_checkpoint
-
-    if a == b:
-        return True
-    try:
-        return resolve_checkpoint(a).resolve() == resolve_checkpoint(b).resolve()
-    except (FileNotFoundError, ValueError):
-        return False  # a scripted name or a missing file: load_policy names the problem

@@ -93,6 +93,17 @@ def resolve_checkpoint(spec: str | Path) -> Path:
     return path
 
 
+def same_checkpoint(a: str | Path, b: str | Path) -> bool:
+    """Whether two specs name one checkpoint file however written ('pretrained' and its gauntlet name, a run
+    folder and its last checkpoint); scripted names and missing files are compared as names."""
+    if str(a) == str(b):
+        return True
+    try:
+        return resolve_checkpoint(a).resolve() == resolve_checkpoint(b).resolve()
+    except (FileNotFoundError, ValueError):
+        return False  # a scripted name or a missing file: load_policy names the problem
+
+
 def _run_checkpoints(run_dir: Path) -> CheckpointManager:
     """The checkpoints of the run at `run_dir` (FileNotFoundError for a folder that is not a run's, or holds no
     checkpoint yet)."""
