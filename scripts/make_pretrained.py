@@ -203,7 +203,11 @@ def team(checkpoint: str, evals: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) >= 4 and sys.argv[1] == "--team":
+    if len(sys.argv) >= 2 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+    elif missing := [p for p in sys.argv[1:] if p.endswith(".json") and not Path(p).is_file()]:
+        sys.exit(f"no such record: {', '.join(missing)}; give the JSON files the usage below names\n{__doc__}")
+    elif len(sys.argv) >= 4 and sys.argv[1] == "--team":
         team(sys.argv[2], sys.argv[3:])
     elif len(sys.argv) >= 3 and sys.argv[1] == "--league":
         league(sys.argv[2], sys.argv[3:])
