@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from rocketrl.infra.checkpoint import load_checkpoint, read_meta, save_checkpoint
+from rocketrl.policy.average import averaged_leaves
 from rocketrl.policy.load import (
     GAUNTLET_DIR,
     GAUNTLET_PREFIX,
@@ -119,8 +120,11 @@ def league(record_path: str, evals: list[str] = ()) -> None:
     }
     if meta.get("averaged_from"):  # `rocketrl average`: the card names the bots it averaged, their seeds and starts
         card["averaged_from"] = meta["averaged_from"]
+        leaves = averaged_leaves(meta["averaged_from"])  # through averages of averages, each with its weight
+        if any("averaged_from" in m for m in meta["averaged_from"]):
+            card["averaged_checkpoints"] = leaves
         runs = [checkpoint_config(Path(m["checkpoint"]), read_meta(m["checkpoint"])).get("run", {})
-                for m in meta["averaged_from"]]  # fmt: skip
+                for m in leaves]  # fmt: skip
         card["seed"] = [run.get("seed") for run in runs]
         card["init_from"] = run_starts([run.get("init_from") for run in runs])
     fresh = [report for report in reports.values() if "verdict" not in report]

@@ -12,7 +12,7 @@ from export_helpers import make_checkpoint
 from rocketrl.cli import main
 from rocketrl.env.obs import OBS_SIZE
 from rocketrl.infra.checkpoint import load_checkpoint, read_meta, save_checkpoint
-from rocketrl.policy.average import averaged_network, pooled_statistics
+from rocketrl.policy.average import averaged_leaves, averaged_network, pooled_statistics
 from rocketrl.policy.load import load_policy, policy_from_checkpoint, policy_name, resolve_checkpoint
 
 
@@ -191,3 +191,24 @@ def test_from_step_a_run_folder_stands_for_every_checkpoint_it_kept_that_late(
     assert main(["average", str(run), str(bots[0]), "--from-step", "5000", "--out", str(tmp_path / "x")]) == 2
     assert "no checkpoint at or past 5,000 agent-steps (it kept steps 1,000, 2,000, 3,000)" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_an_average_of_averages_names_every_checkpoint_it_holds_and_its_weight(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    a, b, c = _bots(tmp_path)
+    pair, three = tmp_path / "pair.safetensors", tmp_path / "three.safetensors"
+    assert main(["average", str(a), str(b), "--out", str(pair)]) == 0
+    assert main(["average", str(pair), str(c), "--out", str(three)]) == 0
+    assert "averaged 2 bots" in capsys.readouterr().out
+    entries = read_meta(three)["averaged_from"]
+    assert [entry["checkpoint"] for entry in entries] == [str(pair), str(c)]
+    assert [inner["checkpoint"] for inner in entries[0]["averaged_from"]] == [str(a), str(b)]
+    assert "averaged_from" not in entries[1]  # a plain checkpoint: no provenance of its own
+    leaves = averaged_leaves(entries)
+    # pair holds a and b one half each, so of the whole each is a quarter; c, averaged with pair, a half
+    assert [(leaf["checkpoint"], leaf["weight"]) for leaf in leaves] == [(str(a), 0.25), (str(b), 0.25), (str(c), 0.5)]
+    assert averaged_leaves(read_meta(pair)["averaged_from"]) == [
+        {"checkpoint": str(a), "step": read_meta(a).get("step"), "weight": 0.5},
+        {"checkpoint": str(b), "step": read_meta(b).get("step"), "weight": 0.5},
+    ]

@@ -26,7 +26,7 @@ from rocketrl.infra.checkpoint import load_checkpoint, save_checkpoint
 from rocketrl.policy.load import checkpoint_config, resolve_checkpoint, run_tail
 from rocketrl.policy.normalize import VAR_EPS
 
-__all__ = ["average_checkpoints", "averaged_network", "pooled_statistics"]
+__all__ = ["average_checkpoints", "averaged_leaves", "averaged_network", "pooled_statistics"]
 
 MLP_INPUTS = (("actor.0.weight", "actor.0.bias"), ("critic.0.weight", "critic.0.bias"))
 LSTM_INPUTS = (("lstm.weight_ih_l0", "lstm.bias_ih_l0"),)
@@ -107,7 +107,7 @@ def average_checkpoints(specs: Sequence[str | Path], out: str | Path, from_step:
         paths = [resolve_checkpoint(spec) for spec in specs]
     else:
         paths = [path for spec in specs for path in run_tail(spec, from_step)]
-    states, configs, steps = [], [], []
+    states, configs, steps, sources = [], [], [], []
     for path in paths:
         state, meta = load_checkpoint(path)
         if not isinstance(state.get("model"), dict):
@@ -115,6 +115,7 @@ def average_checkpoints(specs: Sequence[str | Path], out: str | Path, from_step:
         states.append(state)
         configs.append(checkpoint_config(path, meta))
         steps.append(meta.get("step"))
+        sources.append(meta.get("averaged_from"))
     for section, key in SAME_SETTINGS:
         name = section if key is None else f"{section}.{key}"
         values = [_setting(config, section, key) for config in configs]
@@ -143,6 +144,23 @@ def average_checkpoints(specs: Sequence[str | Path], out: str | Path, from_step:
     meta = {
         "config": configs[0],
         "step": max(known) if known else None,
-        "averaged_from": [{"checkpoint": str(p), "step": s} for p, s in zip(paths, steps, strict=True)],
+        "averaged_from": [
+            {"checkpoint": str(p), "step": s, **({"averaged_from": inner} if inner else {})}
+            for p, s, inner in zip(paths, steps, sources, strict=True)
+        ],
     }
     return save_checkpoint(out, kept, meta)
+
+
+def averaged_leaves(averaged_from: Sequence[Mapping[str, Any]], weight: float = 1.0) -> list[dict[str, Any]]:
+    """The checkpoints an average holds in the end, through averages of averages: each `averaged_from` entry, or
+    the entries of its own `averaged_from` when it was an average itself, as {"checkpoint", "step", "weight"}, the
+    weights (its share of every weight) summing to `weight`."""
+    share = weight / len(averaged_from)
+    leaves: list[dict[str, Any]] = []
+    for entry in averaged_from:
+        if entry.get("averaged_from"):
+            leaves += averaged_leaves(entry["averaged_from"], share)
+        else:
+            leaves.append({"checkpoint": entry["checkpoint"], "step": entry.get("step"), "weight": share})
+    return leaves
