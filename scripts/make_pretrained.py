@@ -11,6 +11,8 @@ not the optimizer, league or random generators), and writes it with its measured
 it: a 1v1 bot becomes the gauntlet's next version, rocketrl/pretrained/gauntlet/vN.safetensors, and with that the
 shipped 1v1 bot (`pretrained` is the newest gauntlet version; the older ones stay, frozen, as opponents); the team
 bot becomes rocketrl/pretrained/team.safetensors (its figures per team size from `rocketrl eval --json` files).
+A league bot's line in the runs record beside its gauntlet record (docs/league_runs.jsonl, as
+scripts/record_league.py wrote it, "(not shipped)") then names the file it shipped as.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import json
 import sys
 from pathlib import Path
 
+from rocketrl.eval.league_record import mark_shipped
 from rocketrl.infra.checkpoint import load_checkpoint, read_meta, save_checkpoint
 from rocketrl.policy.average import averaged_leaves
 from rocketrl.policy.load import (
@@ -132,7 +135,21 @@ def league(record_path: str, evals: list[str] = ()) -> None:
         card["fresh_games"] = {result["name_b"]: figures(result) for report in fresh for result in report["results"]}
     if judged:
         card["judged"] = judged
-    ship_1v1(source, state, meta, card)
+    target = ship_1v1(source, state, meta, card)
+    runs = Path(record_path).parent / "league_runs.jsonl"  # its line in the runs record now names the shipped file
+    shipped_as = f"{GAUNTLET_PREFIX}{target.stem.removeprefix('v')}: {shown(target)}"
+    if mark_shipped(runs, record_path, record["bot"], shipped_as):
+        print(f"{runs}: the line of {record['bot']} now reads (shipped as {shipped_as})")
+    else:
+        print(f"{runs}: no line of {record['bot']} marked (not shipped) with {Path(record_path).name}; left as it was")
+
+
+def shown(path: Path) -> str:
+    """`path` relative to the project's root where it lies inside it (as the records name files)."""
+    try:
+        return str(path.resolve().relative_to(Path(__file__).resolve().parent.parent))
+    except ValueError:
+        return str(path)
 
 
 def judged_sets(path: str, report: dict, source: Path) -> dict:

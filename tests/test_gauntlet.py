@@ -262,7 +262,18 @@ def test_a_bot_ships_only_with_a_passed_judgement_of_itself_and_its_card_keeps_t
         make_pretrained.league(str(record), [str(judged)])
     assert not (gauntlet_dir / "v2.safetensors").exists()
     judged.write_text(json.dumps(_judged(bot, [60, 62, 65])))
+    runs = tmp_path / "league_runs.jsonl"  # record_league's lines: this bot's, its own earlier games, another bot's
+    settings = "100 games each, 120 s, greedy, kickoff jitter 5 uu (docs/{})"
+    lines = [
+        {"seed": 1, "bot": f"{other} (not shipped)", "gauntlet_settings": settings.format("record.json")},
+        {"seed": 2, "bot": f"{bot} (not shipped)", "gauntlet_settings": settings.format("older_gauntlet.json")},
+        {"seed": 3, "bot": f"{bot} (not shipped)", "gauntlet_settings": settings.format("record.json")},
+    ]
+    runs.write_text("".join(json.dumps(line) + "\n" for line in lines))
     make_pretrained.league(str(record), [str(judged)])
+    after = [json.loads(text) for text in runs.read_text().splitlines()]
+    assert after[:2] == lines[:2]  # another bot, or the same bot's games of another record: left as they were
+    assert after[2] == lines[2] | {"bot": f"{bot} (shipped as gauntlet_v2: {gauntlet_dir / 'v2.safetensors'})"}
     card = json.loads((gauntlet_dir / "v2.json").read_text())
     assert "fresh_games" not in card  # a judgement is not an eval file of fresh games
     (judgement,) = card["judged"]

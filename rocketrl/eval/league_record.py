@@ -191,3 +191,28 @@ def append_line(path: Path, line: dict) -> None:
     """Append one JSON line to the runs record at `path` (created if absent)."""
     with path.open("a") as f:
         f.write(json.dumps(line) + "\n")
+
+
+def mark_shipped(path: Path, record_file: str, checkpoint: str, shipped_as: str) -> int:
+    """Rewrite the runs record at `path` (atomically) so that the line of the bot at `checkpoint` whose gauntlet
+    games are in `record_file` (its file name, as the line's `gauntlet_settings` ends) reads "(shipped as
+    `shipped_as`)" where record_league wrote "(not shipped)". Returns how many lines changed (0: none was found,
+    the file is left as it was)."""
+    from rocketrl.infra.atomic_file import write_atomic
+
+    if not path.is_file():
+        return 0
+    lines = path.read_text().splitlines()
+    unshipped, changed = f"{checkpoint} (not shipped)", 0
+    for i, text in enumerate(lines):
+        line = json.loads(text) if text.strip() else None
+        if (
+            line
+            and line.get("bot") == unshipped
+            and str(line.get("gauntlet_settings", "")).endswith(f"{Path(record_file).name})")
+        ):
+            line["bot"] = f"{checkpoint} (shipped as {shipped_as})"
+            lines[i], changed = json.dumps(line), changed + 1
+    if changed:
+        write_atomic(path, lambda tmp: tmp.write_text("\n".join(lines) + "\n"))
+    return changed
