@@ -126,8 +126,7 @@ def league(record_path: str, evals: list[str] = ()) -> None:
         leaves = averaged_leaves(meta["averaged_from"])  # through averages of averages, each with its weight
         if any("averaged_from" in m for m in meta["averaged_from"]):
             card["averaged_checkpoints"] = leaves
-        runs = [checkpoint_config(Path(m["checkpoint"]), read_meta(m["checkpoint"])).get("run", {})
-                for m in leaves]  # fmt: skip
+        runs = [leaf if "seed" in leaf else leaf_run(Path(leaf["checkpoint"])) for leaf in leaves]  # kept, or read
         card["seed"] = [run.get("seed") for run in runs]
         card["init_from"] = run_starts([run.get("init_from") for run in runs])
     fresh = [report for report in reports.values() if "verdict" not in report]
@@ -150,6 +149,12 @@ def shown(path: Path) -> str:
         return str(path.resolve().relative_to(Path(__file__).resolve().parent.parent))
     except ValueError:
         return str(path)
+
+
+def leaf_run(path: Path) -> dict:
+    """The run section of the config of the checkpoint at `path` (for an average's entry that did not keep its run's
+    seed and start: averages written before they kept them)."""
+    return checkpoint_config(path, read_meta(path)).get("run", {})
 
 
 def judged_sets(path: str, report: dict, source: Path) -> dict:

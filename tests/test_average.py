@@ -160,7 +160,8 @@ def test_a_run_folder_stands_for_its_last_checkpoint(tmp_path: Path, capsys: pyt
     out = tmp_path / "soup.safetensors"
     assert main(["average", str(run), str(bots[2]), "--out", str(out)]) == 0
     averaged_from = read_meta(out)["averaged_from"]
-    assert averaged_from[0] == {"checkpoint": str(run / "checkpoints" / "step_000000002000.safetensors"), "step": 2000}
+    last_entry = {"checkpoint": str(last), "step": 2000, "seed": None, "init_from": None}  # the test run has neither
+    assert averaged_from[0] == last_entry
     # A folder that is not a run's, or a run with no checkpoint yet: refused by name, nothing written.
     (tmp_path / "empty" / "checkpoints").mkdir(parents=True)
     for folder, message in ((tmp_path / "runs", "no checkpoints/ inside"), (tmp_path / "empty", "no checkpoint yet")):
@@ -197,6 +198,10 @@ def test_an_average_of_averages_names_every_checkpoint_it_holds_and_its_weight(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
     a, b, c = _bots(tmp_path)
+    for seed, bot in enumerate((a, b, c), start=2):  # runs of seeds 2, 3, 4 from gauntlet_v1
+        state, meta = load_checkpoint(bot)
+        meta["config"]["run"] |= {"seed": seed, "init_from": "gauntlet_v1"}
+        save_checkpoint(bot, state, meta)
     pair, three = tmp_path / "pair.safetensors", tmp_path / "three.safetensors"
     assert main(["average", str(a), str(b), "--out", str(pair)]) == 0
     assert main(["average", str(pair), str(c), "--out", str(three)]) == 0
@@ -209,6 +214,14 @@ def test_an_average_of_averages_names_every_checkpoint_it_holds_and_its_weight(
     # pair holds a and b one half each, so of the whole each is a quarter; c, averaged with pair, a half
     assert [(leaf["checkpoint"], leaf["weight"]) for leaf in leaves] == [(str(a), 0.25), (str(b), 0.25), (str(c), 0.5)]
     assert averaged_leaves(read_meta(pair)["averaged_from"]) == [
-        {"checkpoint": str(a), "step": read_meta(a).get("step"), "weight": 0.5},
-        {"checkpoint": str(b), "step": read_meta(b).get("step"), "weight": 0.5},
+        {"checkpoint": str(a), "step": read_meta(a).get("step"), "weight": 0.5, "seed": 2, "init_from": "gauntlet_v1"},
+        {"checkpoint": str(b), "step": read_meta(b).get("step"), "weight": 0.5, "seed": 3, "init_from": "gauntlet_v1"},
+    ]
+    # each plain checkpoint's entry keeps its run's seed and start: the average names them when the files are gone
+    for bot in (a, b, c):
+        bot.unlink()
+    assert [(leaf["seed"], leaf["init_from"]) for leaf in averaged_leaves(read_meta(three)["averaged_from"])] == [
+        (2, "gauntlet_v1"),
+        (3, "gauntlet_v1"),
+        (4, "gauntlet_v1"),
     ]

@@ -101,8 +101,9 @@ def average_checkpoints(specs: Sequence[str | Path], out: str | Path, from_step:
     """Average the bots at `specs` (checkpoint paths, shipped names such as 'gauntlet_v10', or run folders for
     their last checkpoint; with `from_step`, agent-steps, for every checkpoint they kept at or past it) into one
     checkpoint at `out`: the averaged network, the pooled observation statistics and the first bot's config, with
-    `averaged_from` (each bot's checkpoint path and step) in its metadata. Loads with `--checkpoint`, starts a run
-    with `run.init_from`. Raises ValueError naming the setting or parameter where the bots differ."""
+    `averaged_from` (each bot's checkpoint path and step, and its run's seed and start) in its metadata. Loads with
+    `--checkpoint`, starts a run with `run.init_from`. Raises ValueError naming the setting or parameter where the
+    bots differ."""
     if from_step is None:
         paths = [resolve_checkpoint(spec) for spec in specs]
     else:
@@ -145,22 +146,31 @@ def average_checkpoints(specs: Sequence[str | Path], out: str | Path, from_step:
         "config": configs[0],
         "step": max(known) if known else None,
         "averaged_from": [
-            {"checkpoint": str(p), "step": s, **({"averaged_from": inner} if inner else {})}
-            for p, s, inner in zip(paths, steps, sources, strict=True)
+            {"checkpoint": str(p), "step": s, **({"averaged_from": inner} if inner else _run_of(config))}
+            for p, s, inner, config in zip(paths, steps, sources, configs, strict=True)
         ],
     }
     return save_checkpoint(out, kept, meta)
 
 
+def _run_of(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The seed and start of the run a checkpoint came from (its config's run section), kept in its entry so that
+    the average still names them when the checkpoint itself is gone."""
+    run = config.get("run") or {}
+    return {"seed": run.get("seed"), "init_from": run.get("init_from")}
+
+
 def averaged_leaves(averaged_from: Sequence[Mapping[str, Any]], weight: float = 1.0) -> list[dict[str, Any]]:
     """The checkpoints an average holds in the end, through averages of averages: each `averaged_from` entry, or
-    the entries of its own `averaged_from` when it was an average itself, as {"checkpoint", "step", "weight"}, the
-    weights (its share of every weight) summing to `weight`."""
+    the entries of its own `averaged_from` when it was an average itself, as {"checkpoint", "step", "weight"} (and
+    the run's "seed" and "init_from" where the entry kept them), the weights (its share of every weight) summing to
+    `weight`."""
     share = weight / len(averaged_from)
     leaves: list[dict[str, Any]] = []
     for entry in averaged_from:
         if entry.get("averaged_from"):
             leaves += averaged_leaves(entry["averaged_from"], share)
         else:
-            leaves.append({"checkpoint": entry["checkpoint"], "step": entry.get("step"), "weight": share})
+            run = {key: entry[key] for key in ("seed", "init_from") if key in entry}
+            leaves.append({"checkpoint": entry["checkpoint"], "step": entry.get("step"), "weight": share, **run})
     return leaves
