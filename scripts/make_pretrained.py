@@ -39,9 +39,10 @@ CARD_KEYS = ("games", "wins", "draws", "losses", "win_rate", "win_rate_low", "wi
 RESULT_KEYS = ("wins", "draws", "losses", "goals_for", "goals_against", "win_rate", "win_rate_low", "win_rate_high")
 
 
-def ship_1v1(source: Path, state: dict, meta: dict, card: dict) -> Path:
+def ship_1v1(source: Path, state: dict, meta: dict, card: dict) -> tuple[Path, str]:
     """Write the bot at `source` (its checkpoint's tensors `state` and metadata `meta`) as the gauntlet's next
-    version with `card` (gauntlet_version, team_size and name added); returns the new checkpoint's path."""
+    version with `card` (gauntlet_version, team_size and name added); returns the new checkpoint's path and its
+    name ('gauntlet_vN')."""
     config = portable(checkpoint_config(source, meta))
     version = max(gauntlet_versions(), default=0) + 1
     card = {"gauntlet_version": version, "team_size": "1v1", **card, "name": f"{GAUNTLET_PREFIX}{version}"}
@@ -51,7 +52,7 @@ def ship_1v1(source: Path, state: dict, meta: dict, card: dict) -> Path:
     save_checkpoint(target, keep, {"config": config, "step": meta.get("step"), "pretrained": card})
     target.with_suffix(".json").write_text(json.dumps(card, indent=2) + "\n")
     print(f"wrote {target} ({target.stat().st_size / 2**20:.1f} MiB) from {source}: {card['name']}, now `pretrained`")
-    return target
+    return target, card["name"]
 
 
 def main(report_path: str) -> None:
@@ -134,13 +135,14 @@ def league(record_path: str, evals: list[str] = ()) -> None:
         card["fresh_games"] = {result["name_b"]: figures(result) for report in fresh for result in report["results"]}
     if judged:
         card["judged"] = judged
-    target = ship_1v1(source, state, meta, card)
-    runs = Path(record_path).parent / "league_runs.jsonl"  # its line in the runs record now names the shipped file
-    shipped_as = f"{GAUNTLET_PREFIX}{target.stem.removeprefix('v')}: {shown(target)}"
-    if mark_shipped(runs, record_path, record["bot"], shipped_as):
-        print(f"{runs}: the line of {record['bot']} now reads (shipped as {shipped_as})")
+    target, name = ship_1v1(source, state, meta, card)
+    runs_record = Path(record_path).parent / "league_runs.jsonl"  # the bot's line there now names the shipped file
+    shipped_as = f"{name}: {shown(target)}"
+    if mark_shipped(runs_record, record_path, record["bot"], shipped_as):
+        print(f"{runs_record}: the line of {record['bot']} now reads (shipped as {shipped_as})")
     else:
-        print(f"{runs}: no line of {record['bot']} marked (not shipped) with {Path(record_path).name}; left as it was")
+        unmarked = f"no line of {record['bot']} marked (not shipped) with {Path(record_path).name}"
+        print(f"{runs_record}: {unmarked}; left as it was")
 
 
 def shown(path: Path) -> str:

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rocketrl.infra.atomic_file import write_atomic
 from rocketrl.infra.machine_cache import cpu_model_and_flags
 from rocketrl.infra.tb_scalars import read_scalars
 from rocketrl.league.ratings import win_rate_interval
@@ -198,8 +199,6 @@ def mark_shipped(path: Path, record_file: str, checkpoint: str, shipped_as: str)
     games are in `record_file` (its file name, as the line's `gauntlet_settings` ends) reads "(shipped as
     `shipped_as`)" where record_league wrote "(not shipped)". Returns how many lines changed (0: none was found,
     the file is left as it was)."""
-    from rocketrl.infra.atomic_file import write_atomic
-
     if not path.is_file():
         return 0
     lines = path.read_text().splitlines()
