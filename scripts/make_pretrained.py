@@ -99,8 +99,8 @@ def league(record_path: str, evals: list[str] = ()) -> None:
     if judged and not any(j["verdict"]["ships"] for j in judged):
         reasons = "; ".join(f"{j['path']}: {', '.join(j['verdict']['reasons'])}" for j in judged)
         sys.exit(
-            f"{source} does not replace {judged[0]['parent']} ({reasons}); a shipped bot wins every set against its "
-            "parent with the pooled interval above even"
+            f"{source} does not replace {judged[0]['parent']} ({reasons}); a shipped bot passes a shipping rule "
+            "against its parent (rocketrl judge --rule: every set won, or 1,000 games pooled and level on the field)"
         )
     state, meta = load_checkpoint(source)
     config = checkpoint_config(source, meta)

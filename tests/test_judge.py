@@ -196,3 +196,61 @@ def test_bad_input_is_refused_by_name_before_any_game(games, capsys, args, messa
     assert main(["judge", *args]) == 2
     assert message in capsys.readouterr().err
     assert games.played == []
+
+
+def test_the_pooled_rule_ships_on_1000_games_above_even_with_sets_lost_when_level_on_the_field() -> None:
+    # gen17's candidate against gauntlet_v16 (docs/results/learning.md): ten sets, 563 of 1,000, three sets not won
+    counts = [(62, 38), (47, 53), (61, 39), (66, 34), (58, 42), (62, 38), (61, 39), (46, 54), (52, 48), (48, 52)]
+    sets = [_set(w, 0, lost) for w, lost in counts]
+    field = compare_field([_vs("cand", "v15", 62, 38)], [_vs("parent", "v15", 59, 41)])
+    every_set = judge_sets(sets, field=field)
+    assert not every_set.ships and len(every_set.reasons) == 3 and every_set.rule == "every-set"
+    pooled = judge_sets(sets, field=field, rule="pooled")
+    assert pooled.ships and pooled.reasons == () and pooled.rule == "pooled"
+    assert pooled.num_games == 1000 and round(pooled.win_rate_low, 3) == 0.532  # Wilson 95%: 53.2-59.3%
+    assert "ships (pooled rule" in pooled.summary() and pooled.to_dict()["rule"] == "pooled"
+
+
+def test_the_pooled_rule_asks_1000_games_the_field_and_no_step_back_there() -> None:
+    ahead = compare_field([_vs("cand", "v15", 60, 40)], [_vs("parent", "v15", 59, 41)])
+    behind = compare_field([_vs("cand", "v15", 58, 42)], [_vs("parent", "v15", 59, 41)])
+    assert not behind.clearly_weaker  # -1 point of 100 games: the interval reaches far above zero...
+    verdict = judge_sets([_set(60, 0, 40)] * 10, field=behind, rule="pooled")
+    assert verdict.reasons == ("against the field it scored 58.0% to the parent's 59.0%: behind it (-1.0%)",)
+    verdict = judge_sets([_set(60, 0, 40)] * 9, field=ahead, rule="pooled")  # 900 games, clearly above even
+    assert verdict.reasons == ("the pooled rule needs 1000 games against the parent, 900 were played",)
+    verdict = judge_sets([_set(60, 0, 40)] * 10, rule="pooled")
+    assert verdict.reasons == ("the pooled rule needs the field (--field): it does not ask every set, so it asks that",)
+    verdict = judge_sets([_set(52, 0, 48)] * 10, field=ahead, rule="pooled")  # 520 of 1,000: 48.9-55.1%
+    assert verdict.reasons == ("the pooled interval's low end 48.9% is not above even",)
+    with pytest.raises(ValueError, match="rule 'best-of' is not one of every-set, pooled"):
+        judge_sets([_set(60, 0, 40)], rule="best-of")
+
+
+def test_the_command_judges_by_the_pooled_rule_when_asked(games, tmp_path, capsys) -> None:
+    out = tmp_path / "judged.json"
+    seeds = "7,41,43,47,53,59,61,67,71,73"  # seed 7 is lost 45-55 by the stand-in: the pool still ships
+    args = ["judge", "rule_policy", "--parent", "random", "--rule", "pooled", "--seeds", seeds,
+            "--field", "gauntlet_v1,gauntlet_v2", "--json", str(out)]  # fmt: skip
+    assert main(args) == 1
+    report = json.loads(out.read_text())
+    assert report["rule"] == "pooled" and report["verdict"]["rule"] == "pooled"
+    assert report["verdict"]["wins"] == 45 + 9 * 60 and len(report["sets"]) == 10
+    # the lost set is no reason under this rule; the field is: the stand-in's parent scores 90 of 100 there, the
+    # candidate 60
+    assert len(report["verdict"]["reasons"]) == 1
+    assert report["verdict"]["reasons"][0].startswith("against the field it scored 60.0% to the parent's 90.0%")
+    assert "seed 7 lost" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--rule", "pooled", "--seeds", ",".join(map(str, range(10)))], "--rule pooled: give --field BOTS too"),
+        (["--rule", "pooled", "--field", "gauntlet_v1"], "--rule pooled: 5 sets of 100 games; it needs 1000"),
+    ],
+)
+def test_the_pooled_rule_refuses_too_few_games_or_no_field_before_any_game(games, capsys, args, message) -> None:
+    assert main(["judge", "rule_policy", "--parent", "random", *args]) == 2
+    assert message in capsys.readouterr().err
+    assert games.played == []

@@ -16,7 +16,7 @@ import argparse
 import os
 
 from rocketrl.cli_args import positive_int
-from rocketrl.eval.judge import SET_SEEDS
+from rocketrl.eval.judge import POOLED_MIN_GAMES, RULES, SET_SEEDS
 
 _SETTINGS = ("num_games", "game_seconds", "kickoff_jitter", "workers", "device")
 """What decided each set's games besides its seed, for the JSON report."""
@@ -27,9 +27,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     """The `judge` command's arguments."""
     p = sub.add_parser(
         "judge",
-        help="play a candidate against its parent in several sets of games; ships only if it wins every set",
+        help="play a candidate against its parent in sets of games; it ships if it passes the shipping rule (--rule)",
         description="The candidate replaces the parent when it wins every set (more wins than losses) and the "
-        "pooled win rate's 95% interval lies above even. Games are greedy, full (kickoffs after goals, a clock, "
+        "pooled win rate's 95% interval lies above even; with --rule pooled, when 1,000 games or more pool to "
+        "an interval above even and it is not behind its parent against the --field bots. "
+        "Games are greedy, full (kickoffs after goals, a clock, "
         "overtime) and from kickoff spawns jittered by --kickoff-jitter uu; each set has its own arena seed. With "
         "--field, a candidate clearly weaker than its parent against those bots on the same games does not ship.",
     )
@@ -40,9 +42,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--parent", default="pretrained", help="the bot to beat (default pretrained, the newest shipped bot)"
     )
     p.add_argument(
+        "--rule",
+        choices=RULES,
+        default="every-set",
+        help="every-set (default): every set won and the pooled interval above even; pooled: at least "
+        f"{POOLED_MIN_GAMES} games with the pooled interval above even and, with --field (required), the candidate "
+        "not behind its parent there. Choose it before the games",
+    )
+    p.add_argument(
         "--seeds",
         default=",".join(map(str, SET_SEEDS)),
-        help="comma-separated arena seeds, one set each (default 0,7,11,13,17: every shipped bot's since gauntlet_v9)",
+        help="comma-separated arena seeds, one set each (default 0,7,11,13,17: every shipped bot's since gauntlet_v9; "
+        "the pooled rule needs ten sets of 100)",
     )
     p.add_argument(
         "--field",
@@ -86,6 +97,13 @@ def cmd_judge(args: argparse.Namespace) -> int:
     from rocketrl.policy.load import same_checkpoint
 
     seeds = parse_seeds(args.seeds)
+    if args.rule == "pooled" and not args.field:
+        raise ValueError("--rule pooled: give --field BOTS too; the pooled rule asks the candidate to be level there")
+    if args.rule == "pooled" and len(seeds) * args.num_games < POOLED_MIN_GAMES:
+        raise ValueError(
+            f"--rule pooled: {len(seeds)} sets of {args.num_games} games; it needs {POOLED_MIN_GAMES}, "
+            "e.g. --seeds 41,43,47,53,59,61,67,71,73,79"
+        )
     if not kickoff_jitter_in_range(args.kickoff_jitter):
         raise ValueError(f"--kickoff-jitter {args.kickoff_jitter:g}: must lie in [0, {MAX_KICKOFF_JITTER:g}] uu")
     if same_checkpoint(args.candidate, args.parent):
@@ -100,7 +118,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
         theirs = [_play_set(args.parent, bot, seeds[0], args) for bot in field]
         comparison = compare_field(mine, theirs)
         print(f"field, seed {seeds[0]}: {comparison.summary()}")
-    verdict = judge_sets(sets, seeds, comparison)
+    verdict = judge_sets(sets, seeds, comparison, rule=args.rule)
     print(f"{sets[0].name_a} against {sets[0].name_b} over {len(sets)} sets: {verdict.summary()}")
     if args.json:
         report = {
@@ -109,6 +127,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
             "machine": f"{cpu_model_and_flags()[0]}, {os.cpu_count()} cores",
             "engine": args.engine,
             "settings": {key: getattr(args, key) for key in _SETTINGS} | {"deterministic": True},
+            "rule": args.rule,
             "sets": [{"seed": seed} | result.to_dict() for seed, result in zip(seeds, sets, strict=True)],
             "verdict": verdict.to_dict(),
         }
