@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 
 import pytest
@@ -11,7 +12,7 @@ import rocketrl.eval.cli  # noqa: F401  binds the real play_match before any tes
 import rocketrl.league.match as match
 import rocketrl.policy.load as load
 from rocketrl.cli import main
-from rocketrl.eval.judge import SET_SEEDS, compare_field, judge_sets
+from rocketrl.eval.judge import SET_SEEDS, compare_field, judge_sets, pass_chance
 from rocketrl.eval.judge_cli import field_bots
 from rocketrl.league.match import MatchResult
 
@@ -241,6 +242,23 @@ def test_the_command_judges_by_the_pooled_rule_when_asked(games, tmp_path, capsy
     assert len(report["verdict"]["reasons"]) == 1
     assert report["verdict"]["reasons"][0].startswith("against the field it scored 60.0% to the parent's 90.0%")
     assert "seed 7 lost" not in capsys.readouterr().out
+
+
+def test_the_chance_each_rule_passes_a_bot_as_the_docs_table_gives_it() -> None:
+    # hand-checked edges: one set of 100 at 50% is won with 51 or more, 46.0% (C(100,50) / 2^100 = 7.96% level)
+    assert pass_chance(1.0) == 1.0 and pass_chance(0.0) == 0.0
+    # one set alone must also pool above even: 60 of 100 (50.2-69.1%) is the first count whose Wilson low end passes 50%
+    assert pass_chance(0.5, num_sets=1) == pytest.approx(sum(math.comb(100, k) for k in range(60, 101)) / 2**100)
+    assert pass_chance(0.9, rule="pooled", num_sets=9) == 0.0  # 900 games: too few for the pooled rule
+    # docs/results/learning.md, "Which rule ships"
+    table = {0.5: (0.010, 0.027), 0.54: (0.22, 0.73), 0.56: (0.47, 0.97), 0.58: (0.71, 0.999)}
+    for rate, (every_set, pooled) in table.items():
+        assert round(pass_chance(rate), 3 if rate == 0.5 else 2) == every_set
+        assert round(pass_chance(rate, rule="pooled", num_sets=10), 3 if rate in (0.5, 0.58) else 2) == pooled
+    with pytest.raises(ValueError, match="true_rate 1.5 is not a probability"):
+        pass_chance(1.5)
+    with pytest.raises(ValueError, match="rule 'any' is not one of"):
+        pass_chance(0.5, rule="any")
 
 
 @pytest.mark.parametrize(
