@@ -183,6 +183,39 @@ def test_the_field_is_played_by_both_bots_on_the_first_seed_and_refuses_a_clearl
     assert "field, seed 11: against gauntlet_v1, gauntlet_v2" in capsys.readouterr().out
 
 
+def test_the_field_on_two_seeds_plays_each_bot_once_per_seed_and_pools_them(games, tmp_path, capsys) -> None:
+    out = tmp_path / "judged.json"
+    args = ["judge", "rule_policy", "--parent", "random", "--seeds", "11,0,13", "--field", "gauntlet_v1,gauntlet_v2",
+            "--field-seeds", "2", "--json", str(out)]  # fmt: skip
+    assert main(args) == 1  # the field on the first two seeds, 11 and 0; not on 13
+    assert games.played[3:] == [
+        ("rule_policy", "gauntlet_v1", 11, 100), ("rule_policy", "gauntlet_v2", 11, 100),
+        ("rule_policy", "gauntlet_v1", 0, 100), ("rule_policy", "gauntlet_v2", 0, 100),
+        ("random", "gauntlet_v1", 11, 100), ("random", "gauntlet_v2", 11, 100),
+        ("random", "gauntlet_v1", 0, 100), ("random", "gauntlet_v2", 0, 100),
+    ]  # fmt: skip
+    report = json.loads(out.read_text())["field"]
+    assert report["opponents"] == ["gauntlet_v1", "gauntlet_v2"] and report["games"] == 400
+    assert report["seeds"] == [11, 0] and [m["seed"] for m in report["matches"]] == [11, 11, 0, 0]
+    # 240 of 400 against 360 of 400: 1.96 * sqrt((0.6 * 0.4 + 0.9 * 0.1) / 400) = 5.6 points either side of -30
+    assert report["candidate_rate"] == pytest.approx(0.6) and report["parent_rate"] == pytest.approx(0.9)
+    assert report["difference_high"] == pytest.approx(-0.3 + 0.0563, abs=1e-4)
+    assert "field, seeds 11, 0: against gauntlet_v1, gauntlet_v2 (400 games each)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--field-seeds", "2"], "--field-seeds 2: it sets how the --field bots are played; give --field too"),
+        (["--field", "gauntlet_v1", "--seeds", "0,7", "--field-seeds", "3"], "--field-seeds 3: only 2 seeds"),
+    ],
+)
+def test_field_seeds_beyond_the_sets_or_without_a_field_are_refused_before_any_game(games, capsys, args, message):
+    assert main(["judge", "rule_policy", "--parent", "random", *args]) == 2
+    assert message in capsys.readouterr().err
+    assert games.played == []
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

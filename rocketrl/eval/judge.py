@@ -161,10 +161,12 @@ def pass_chance(true_rate: float, rule: str = "every-set", num_sets: int = 5, ga
 
 def compare_field(candidate: Sequence[MatchResult], parent: Sequence[MatchResult], z: float = 1.96) -> FieldComparison:
     """The candidate's results against field bots (`candidate`, side A the candidate) beside the parent's against the
-    same bots (`parent`, in the same order, side A the parent). Refuses results that do not pair up by opponent."""
-    opponents = tuple(r.name_b for r in candidate)
-    if not opponents or opponents != tuple(r.name_b for r in parent):
-        raise ValueError(f"compare_field: the candidate met {opponents}, the parent {tuple(r.name_b for r in parent)}")
+    same bots (`parent`, in the same order, side A the parent); a bot may appear once per seed of the field's games.
+    Refuses results that do not pair up by opponent."""
+    met = tuple(r.name_b for r in candidate)
+    if not met or met != tuple(r.name_b for r in parent):
+        raise ValueError(f"compare_field: the candidate met {met}, the parent {tuple(r.name_b for r in parent)}")
+    opponents = tuple(dict.fromkeys(met))
 
     def points(results: Sequence[MatchResult]) -> tuple[float, int]:
         games = sum(r.wins + r.draws + r.losses for r in results)

@@ -5,9 +5,10 @@
 
 Each set is `rocketrl eval --checkpoint CANDIDATE --opponents PARENT --seed S` with the sets' settings (100 greedy
 games of 120 s from spawns jittered by 5 uu), so every set can be replayed alone and comes out the same. With
-`--field gauntlet_v13,gauntlet_v12,...` the candidate and the parent also play those bots on the first seed's games,
-and a candidate clearly weaker than its parent there does not ship. Exit code 0 when the candidate ships by the
-rule, 1 when it does not, 2 on bad input.
+`--field gauntlet_v13,gauntlet_v12,...` the candidate and the parent also play those bots on the first seed's games
+(on the first K seeds' with `--field-seeds K`: five bots on one seed give the two bots' difference a 95% interval
+of about +-6 points, on two about +-4), and a candidate clearly weaker than its parent there does not ship. Exit
+code 0 when the candidate ships by the rule, 1 when it does not, 2 on bad input.
 """
 
 from __future__ import annotations
@@ -60,7 +61,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=None,
         metavar="BOTS",
         help="also play the candidate and the parent against these bots (comma-separated; 'gauntlet': every "
-        "gauntlet bot) on the first seed's games; the candidate does not ship if it is clearly weaker there",
+        "gauntlet bot) on the first seed's games (--field-seeds); the candidate does not ship if clearly weaker there",
+    )
+    p.add_argument(
+        "--field-seeds",
+        type=positive_int,
+        default=1,
+        metavar="K",
+        help="play the field on the first K seeds' games, K sets per bot (default 1); more seeds, a firmer field",
     )
     p.add_argument("--num-games", type=positive_int, default=100, help="games per set (default 100)")
     p.add_argument("--game-seconds", type=float, default=120.0, help="game clock in seconds (default 120)")
@@ -104,6 +112,13 @@ def cmd_judge(args: argparse.Namespace) -> int:
             f"--rule pooled: {len(seeds)} sets of {args.num_games} games; it needs {POOLED_MIN_GAMES}, "
             "e.g. --seeds 41,43,47,53,59,61,67,71,73,79"
         )
+    if args.field_seeds > 1 and not args.field:
+        raise ValueError(f"--field-seeds {args.field_seeds}: it sets how the --field bots are played; give --field too")
+    if args.field_seeds > len(seeds):
+        raise ValueError(
+            f"--field-seeds {args.field_seeds}: only {len(seeds)} seeds were given (--seeds); the field is played on "
+            "the first K of them"
+        )
     if not kickoff_jitter_in_range(args.kickoff_jitter):
         raise ValueError(f"--kickoff-jitter {args.kickoff_jitter:g}: must lie in [0, {MAX_KICKOFF_JITTER:g}] uu")
     if same_checkpoint(args.candidate, args.parent):
@@ -113,11 +128,13 @@ def cmd_judge(args: argparse.Namespace) -> int:
         torch.set_num_threads(1)  # small batched ops: one thread is fastest and never stalls on busy cores
     sets = [_play_set(args.candidate, args.parent, seed, args) for seed in seeds]
     comparison = None
-    if field:  # both bots against each field bot, on the first set's seed: the same games for the two
-        mine = [_play_set(args.candidate, bot, seeds[0], args) for bot in field]
-        theirs = [_play_set(args.parent, bot, seeds[0], args) for bot in field]
+    field_seeds = seeds[: args.field_seeds]
+    if field:  # both bots against each field bot, on the first sets' seeds: the same games for the two
+        mine = [_play_set(args.candidate, bot, seed, args) for seed in field_seeds for bot in field]
+        theirs = [_play_set(args.parent, bot, seed, args) for seed in field_seeds for bot in field]
         comparison = compare_field(mine, theirs)
-        print(f"field, seed {seeds[0]}: {comparison.summary()}")
+        named = "seed" if len(field_seeds) == 1 else "seeds"
+        print(f"field, {named} {', '.join(map(str, field_seeds))}: {comparison.summary()}")
     verdict = judge_sets(sets, seeds, comparison, rule=args.rule)
     print(f"{sets[0].name_a} against {sets[0].name_b} over {len(sets)} sets: {verdict.summary()}")
     if args.json:
@@ -132,8 +149,12 @@ def cmd_judge(args: argparse.Namespace) -> int:
             "verdict": verdict.to_dict(),
         }
         if comparison is not None:
-            matches = [{"candidate": a.to_dict(), "parent": b.to_dict()} for a, b in zip(mine, theirs, strict=True)]
-            report["field"] = comparison.to_dict() | {"seed": seeds[0], "matches": matches}
+            match_seeds = [seed for seed in field_seeds for _ in field]
+            matches = [
+                {"seed": seed, "candidate": a.to_dict(), "parent": b.to_dict()}
+                for seed, a, b in zip(match_seeds, mine, theirs, strict=True)
+            ]
+            report["field"] = comparison.to_dict() | {"seed": seeds[0], "seeds": field_seeds, "matches": matches}
         write_json_atomic(args.json, report)
         print(f"results written to {args.json}")
     return 0 if verdict.ships else 1
