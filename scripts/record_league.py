@@ -2,6 +2,8 @@
 
     python scripts/record_league.py RUN_DIR EVAL.json --tag TAG --variant TEXT --command "rocketrl train ..."
         [--checkpoint CKPT] [--machine TEXT] [--preset league_1v1] [--docs docs] [--averaged-from RUN_DIR ...]
+    python scripts/record_league.py EVAL.json --runs-gone --checkpoint CKPT --tag TAG --variant TEXT --command ...
+        (the run folders are gone: seeds, starts and steps from the checkpoint's own record)
     python scripts/record_league.py --table INIT_FROM [--variant TEXT]   (the Markdown table of a generation)
 
 RUN_DIR is the training run's folder (runs/NAME: config.yaml, TensorBoard events, checkpoints/); EVAL.json the
@@ -38,6 +40,12 @@ def main() -> None:
         metavar="RUN_DIR",
         help="the bot (--checkpoint) is these runs' bots averaged with `rocketrl average` (RUN_DIR one of them)",
     )
+    parser.add_argument(
+        "--runs-gone",
+        action="store_true",
+        help="the run folders are gone (give no RUN_DIR): seeds, starts and steps from --checkpoint's own record, "
+        "no agent-steps/s or minutes",
+    )
     parser.add_argument("--docs", type=Path, default=Path("docs"), help="folder of the records (default docs)")
     parser.add_argument("--table", metavar="INIT_FROM", help="print the table of the runs that started from it")
     args = parser.parse_args()
@@ -46,7 +54,11 @@ def main() -> None:
         lines = [json.loads(line) for line in runs.read_text().splitlines() if line.strip()]
         print(generation_table(lines, args.table, args.variant))
         return
-    for name in ("run_dir", "eval_json", "tag", "variant", "command"):
+    if args.runs_gone:  # one positional given: the eval report
+        if args.eval_json is not None or args.checkpoint is None or args.averaged_from:
+            parser.error("--runs-gone takes EVAL.json and --checkpoint CKPT, without RUN_DIR or --averaged-from")
+        args.run_dir, args.eval_json = None, args.run_dir
+    for name in ("eval_json", "tag", "variant", "command") + (() if args.runs_gone else ("run_dir",)):
         if getattr(args, name) is None:
             parser.error(f"{name} is required to record a run (see the usage above)")
     try:
@@ -71,7 +83,9 @@ def main() -> None:
     write_json_atomic(target, gauntlet)
     append_line(runs, line)
     rates = {name: figures["win_rate"] for name, figures in gauntlet["results"].items()}
-    print(f"wrote {target} and a line in {runs}: {line['agent_steps_per_second_median']:,} agent-steps/s, {rates}")
+    sps = line["agent_steps_per_second_median"]
+    speed = "agent-steps/s not recorded" if sps is None else f"{sps:,} agent-steps/s"
+    print(f"wrote {target} and a line in {runs}: {line['steps']:,} steps, {speed}, {rates}")
 
 
 if __name__ == "__main__":

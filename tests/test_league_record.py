@@ -16,7 +16,7 @@ from rocketrl.config import load_config, preset_config_path
 from rocketrl.eval.league_record import gauntlet_results, generation_table, league_record
 from rocketrl.infra.checkpoint import save_checkpoint
 from rocketrl.policy.load import resolve_checkpoint
-from rocketrl.ppo.train_config import save_resolved_config
+from rocketrl.ppo.train_config import config_to_dict, save_resolved_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -152,3 +152,31 @@ def test_script_writes_both_records_and_never_overwrites_one(tmp_path) -> None:
     empty = subprocess.run([*script[:4], "--tag", "h", *script[6:]], capture_output=True, text=True)
     assert empty.returncode == 2 and "holds no checkpoint yet" in empty.stderr and "--checkpoint" in empty.stderr
     assert not (docs / "league_h_gauntlet.json").exists()
+
+
+def test_a_bot_whose_run_folders_are_gone_is_recorded_from_its_checkpoint(tmp_path) -> None:
+    """An average of two runs' checkpoints (seeds 4 and 5, the second from the first's average) and of an earlier
+    average: seeds and starts run by run, steps the latest checkpoint of each run added up, no speed or minutes."""
+    from rocketrl.infra.checkpoint import read_meta
+
+    config = config_to_dict(load_config(preset_config_path("league_1v1"), ["--run.seed", "5"]))
+
+    def leaf(folder: str, step: int, seed: int, start: str) -> dict:
+        return {"checkpoint": f"runs/{folder}/checkpoints/s{step}.safetensors", "step": step, "seed": seed,
+                "init_from": start}  # fmt: skip
+
+    run_a = [leaf("a", 20, 4, "gauntlet_v2"), leaf("a", 30, 4, "gauntlet_v2")]
+    first = {"checkpoint": "first.safetensors", "step": 30, "averaged_from": run_a}
+    run_b = [leaf("b", 16, 5, "first.safetensors"), leaf("b", 18, 5, "first.safetensors")]
+    meta = {"config": config, "step": 30, "averaged_from": [first, *run_b]}
+    bot = tmp_path / "line.safetensors"
+    save_checkpoint(bot, {"w": torch.zeros(1)}, meta)
+    assert read_meta(bot)["averaged_from"][0]["checkpoint"] == "first.safetensors"
+    report = {"num_games": 10, "game_seconds": 120.0, "results": [result("rule_policy", 10, 0, 0)]}
+    gauntlet, line = league_record(None, bot, report, "rocketrl average ...", "v", "t", machine="m")
+    assert line["seed"] == [4, 5] and line["init_from"] == ["gauntlet_v2", "first.safetensors"]
+    assert line["steps"] == 30 + 18 and line["team_size"] == "1v1" and line["train_engine"] == "warp"
+    assert line["agent_steps_per_second_median"] is None and line["train_wall_minutes"] is None
+    assert "run folders are gone" in line["figures_from"] and gauntlet["bot"] == str(bot)
+    table = generation_table([line], ["gauntlet_v2", "first.safetensors"])
+    assert table.splitlines()[2].endswith("| - | - |")

@@ -107,8 +107,33 @@ def _settings_summary(report: dict) -> str:
     return f"{actions}, " + (f"kickoff jitter {jitter:g} uu" if jitter else "exact kickoff spawns")
 
 
+def checkpoint_runs(checkpoint: Path) -> tuple[dict, list[dict[str, Any]], dict[str, Any]]:
+    """(config, runs, figures) of a bot whose run folders are gone, from its checkpoint's own record: its training
+    config, each run it holds ({"seed", "init_from"}, in order; an average's runs told apart by the folder their
+    checkpoints lay in) and the figures: steps the sum over the runs of each one's latest checkpoint held;
+    agent-steps/s and minutes None (only a run's TensorBoard events hold them)."""
+    from rocketrl.infra.checkpoint import read_meta
+    from rocketrl.policy.average import averaged_leaves
+    from rocketrl.policy.load import checkpoint_config
+
+    meta = read_meta(checkpoint)
+    config = checkpoint_config(checkpoint, meta)
+    leaves = averaged_leaves(meta["averaged_from"]) if meta.get("averaged_from") else []
+    if not leaves:  # one run's own checkpoint
+        run = config.get("run", {})
+        leaves = [{"checkpoint": str(checkpoint), "step": meta.get("step"), **run}]
+    runs: dict[str, dict[str, Any]] = {}
+    for leaf in leaves:
+        folder = str(Path(leaf["checkpoint"]).parent)
+        run = runs.setdefault(folder, {"seed": leaf.get("seed"), "init_from": leaf.get("init_from"), "step": 0})
+        run["step"] = max(run["step"], leaf.get("step") or 0)
+    figures = {"steps": sum(run["step"] for run in runs.values()), "agent_steps_per_second_median": None,
+               "train_wall_minutes": None}  # fmt: skip
+    return config, [{"seed": r["seed"], "init_from": r["init_from"]} for r in runs.values()], figures
+
+
 def league_record(
-    run_dir: Path,
+    run_dir: Path | None,
     checkpoint: Path,
     report: dict,
     command: str,
@@ -121,26 +146,36 @@ def league_record(
     """(gauntlet file, run line) of the run at `run_dir` (trained with `preset`, which its config does not name)
     whose `checkpoint` played the games of `report`. `averaged_from`: the bot is the average of these runs'
     bots (`rocketrl average`; `run_dir` one of them): steps and minutes are theirs added up, seeds listed, and
-    `init_from` listed run by run where the runs started from different bots."""
+    `init_from` listed run by run where the runs started from different bots. `run_dir` None: the run folders
+    are gone, and all but the speed and minutes come from the checkpoint (checkpoint_runs)."""
     from rocketrl.config import load_config
     from rocketrl.policy.load import run_starts
 
-    config = load_config(run_dir / "config.yaml")
     results = gauntlet_results(report)
     machine = machine or machine_name()
     gauntlet = {"bot": str(checkpoint), "train": command, "settings": eval_settings(report, list(results)),
                 "machine": machine, "results": results}  # fmt: skip
-    figures = averaged_figures(averaged_from) if averaged_from else training_figures(run_dir)
-    members = [load_config(d / "config.yaml").run for d in averaged_from] if averaged_from else [config.run]
+    if run_dir is None:
+        config, members, figures = checkpoint_runs(checkpoint)
+        env = config.get("env", {})
+        team_size, engine = f"{env.get('blue_size')}v{env.get('orange_size')}", env.get("engine")
+        figures["figures_from"] = "the checkpoint: its run folders are gone, so no agent-steps/s or minutes"
+    else:
+        config = load_config(run_dir / "config.yaml")
+        figures = averaged_figures(averaged_from) if averaged_from else training_figures(run_dir)
+        runs = [load_config(d / "config.yaml").run for d in averaged_from] if averaged_from else [config.run]
+        members = [{"seed": run.seed, "init_from": run.init_from} for run in runs]
+        team_size, engine = f"{config.env.blue_size}v{config.env.orange_size}", config.env.engine
+    seeds = [run["seed"] for run in members]
     line = {
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "preset": preset,
         "variant": variant,
-        "seed": [run.seed for run in members] if averaged_from else config.run.seed,
-        "team_size": f"{config.env.blue_size}v{config.env.orange_size}",
+        "seed": seeds if len(seeds) > 1 or averaged_from else seeds[0],
+        "team_size": team_size,
         "command": command,
-        "init_from": run_starts([run.init_from for run in members]),  # by gauntlet name; two generations: each
-        "train_engine": config.env.engine,
+        "init_from": run_starts([run["init_from"] for run in members]),  # by gauntlet name; two generations: each
+        "train_engine": engine,
         "machine": machine,
         **figures,
         **({"averaged_from": [str(d) for d in averaged_from]} if averaged_from else {}),
@@ -169,8 +204,9 @@ def generation_table(lines: list[dict], init_from: str, variant: str | None = No
     out = [head, "|" + "---|" * (len(opponents) + 3)]
     for r in rows:
         cells = [_cell(r["gauntlet"].get(name)) for name in opponents]
-        out.append(f"| {r['seed']} | " + " | ".join(cells) + f" | {r['agent_steps_per_second_median']:,} "
-                   f"| {r['train_wall_minutes']} |")  # fmt: skip
+        sps, minutes = r["agent_steps_per_second_median"], r["train_wall_minutes"]  # None: not recorded
+        out.append(f"| {r['seed']} | " + " | ".join(cells) + f" | {'-' if sps is None else f'{sps:,}'} "
+                   f"| {'-' if minutes is None else minutes} |")  # fmt: skip
     sums = []
     for name in opponents:
         played = [r["gauntlet"][name] for r in rows if name in r["gauntlet"]]
