@@ -4,9 +4,9 @@ Two rules, each chosen before the games are played (`rocketrl judge --rule`):
 
 - every-set (the default; every shipped bot from gauntlet_v9 to gauntlet_v16): the candidate won every set, more
   wins than losses in each, and the pooled win rate's 95% Wilson interval (a draw as half a win) lies above even.
-- pooled (gauntlet_v17): at least `POOLED_MIN_GAMES` games, the pooled interval above even, and the candidate at
-  least level with its parent against a field of other bots on the same games (the difference in points per game
-  not below zero).
+- pooled (gauntlet_v17, gauntlet_v18): at least `POOLED_MIN_GAMES` games, the pooled interval above even, and the
+  candidate at least level with its parent against a field of other bots on the same games (the difference in
+  points per game not below zero).
   A bot at a true 56% against its parent passes the every-set rule on five sets of 100 about 47 times in 100 (64
   with the one re-judging allowed after a single lost set) and the pooled rule on 1,000 games 97 times in 100; a
   bot level with its parent passes them against the parent about 1 and 3 times in 100, the pooled rule then asks
