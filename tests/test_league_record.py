@@ -180,3 +180,16 @@ def test_a_bot_whose_run_folders_are_gone_is_recorded_from_its_checkpoint(tmp_pa
     assert "run folders are gone" in line["figures_from"] and gauntlet["bot"] == str(bot)
     table = generation_table([line], ["gauntlet_v2", "first.safetensors"])
     assert table.splitlines()[2].endswith("| - | - |")
+
+
+def test_script_with_runs_gone_needs_the_checkpoint_and_no_run_folder(tmp_path) -> None:
+    report = tmp_path / "eval.json"
+    report.write_text(json.dumps({"num_games": 2, "game_seconds": 60.0, "results": [result("gauntlet_v1", 2, 0, 0)]}))
+    script = [sys.executable, str(ROOT / "scripts" / "record_league.py"), "--runs-gone", "--tag", "g", "--variant",
+              "v", "--command", "c", "--docs", str(tmp_path)]  # fmt: skip
+    no_checkpoint = subprocess.run([*script, str(report)], capture_output=True, text=True)
+    assert no_checkpoint.returncode == 2 and "--runs-gone takes EVAL.json and --checkpoint" in no_checkpoint.stderr
+    both = [*script, str(tmp_path), str(report), "--checkpoint", "x"]
+    with_run = subprocess.run(both, capture_output=True, text=True)
+    assert with_run.returncode == 2 and "without RUN_DIR" in with_run.stderr
+    assert not (tmp_path / "league_g_gauntlet.json").exists()
