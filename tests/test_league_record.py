@@ -180,6 +180,11 @@ def test_a_bot_whose_run_folders_are_gone_is_recorded_from_its_checkpoint(tmp_pa
     assert "run folders are gone" in line["figures_from"] and gauntlet["bot"] == str(bot)
     table = generation_table([line], ["gauntlet_v2", "first.safetensors"])
     assert table.splitlines()[2].endswith("| - | - |")
+    # one run's own checkpoint: its seed and start from the config it records, its step
+    single = tmp_path / "one_run.safetensors"
+    save_checkpoint(single, {"w": torch.zeros(1)}, {"config": config, "step": 12})
+    _, line = league_record(None, single, report, "rocketrl train ...", "v", "t", machine="m")
+    assert line["seed"] == 5 and line["init_from"] == config["run"]["init_from"] and line["steps"] == 12
 
 
 def test_script_with_runs_gone_needs_the_checkpoint_and_no_run_folder(tmp_path) -> None:

@@ -118,17 +118,20 @@ def checkpoint_runs(checkpoint: Path) -> tuple[dict, list[dict[str, Any]], dict[
 
     meta = read_meta(checkpoint)
     config = checkpoint_config(checkpoint, meta)
-    leaves = averaged_leaves(meta["averaged_from"]) if meta.get("averaged_from") else []
-    if not leaves:  # one run's own checkpoint
+    if meta.get("averaged_from"):
+        leaves = averaged_leaves(meta["averaged_from"])
+    else:  # one run's own checkpoint
         run = config.get("run", {})
-        leaves = [{"checkpoint": str(checkpoint), "step": meta.get("step"), **run}]
+        leaves = [{"checkpoint": str(checkpoint), "step": meta.get("step"), "seed": run.get("seed"),
+                   "init_from": run.get("init_from")}]  # fmt: skip
     runs: dict[str, dict[str, Any]] = {}
     for leaf in leaves:
         folder = str(Path(leaf["checkpoint"]).parent)
         run = runs.setdefault(folder, {"seed": leaf.get("seed"), "init_from": leaf.get("init_from"), "step": 0})
         run["step"] = max(run["step"], leaf.get("step") or 0)
     figures = {"steps": sum(run["step"] for run in runs.values()), "agent_steps_per_second_median": None,
-               "train_wall_minutes": None}  # fmt: skip
+               "train_wall_minutes": None,
+               "figures_from": "the checkpoint: its run folders are gone, so no agent-steps/s or minutes"}  # fmt: skip
     return config, [{"seed": r["seed"], "init_from": r["init_from"]} for r in runs.values()], figures
 
 
@@ -159,7 +162,6 @@ def league_record(
         config, members, figures = checkpoint_runs(checkpoint)
         env = config.get("env", {})
         team_size, engine = f"{env.get('blue_size')}v{env.get('orange_size')}", env.get("engine")
-        figures["figures_from"] = "the checkpoint: its run folders are gone, so no agent-steps/s or minutes"
     else:
         config = load_config(run_dir / "config.yaml")
         figures = averaged_figures(averaged_from) if averaged_from else training_figures(run_dir)
