@@ -38,30 +38,19 @@ ratios {"ours_vs_peer": best of our RocketSim rows / peer, ...} and the targets.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import signal
 import sys
 import tempfile
 import time
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from rocketrl.infra.bench_child import remove_orphaned_segments, run_script, shm_segments
-from rocketrl.infra.bench_report import machine_info
+from rocketrl.infra.bench_report import machine_info, sibling_module
 
-
-def _load_peer() -> ModuleType:
-    """benchmarks/_peer_rlgym_learn.py, beside this script: the peer and the configuration both sides train."""
-    path = Path(__file__).resolve().with_name("_peer_rlgym_learn.py")
-    spec = importlib.util.spec_from_file_location("_peer_rlgym_learn", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-peer_side = _load_peer()
+peer_side = sibling_module(__file__, "_peer_rlgym_learn")
+"""benchmarks/_peer_rlgym_learn.py: the peer, and the configuration both sides train."""
 AGENT_STEPS_PER_ITERATION = peer_side.AGENT_STEPS_PER_ITERATION
 PEER_MINIBATCH_SIZE = peer_side.PEER_MINIBATCH_SIZE
 HIDDEN = peer_side.HIDDEN

@@ -1,5 +1,6 @@
 """What every benchmark shares: one description of the machine, the code's commit, one way to print and
-save a JSON report, and clean-up of a process group a measurement started.
+save a JSON report, clean-up of a process group a measurement started, and loading a benchmark's helper
+module.
 
 Benchmarks (benchmarks/*.py) each print one JSON object; `machine` and `commit` say where and from what
 it was measured, so figures from different machines are never compared as if from one.
@@ -7,12 +8,14 @@ it was measured, so figures from different machines are never compared as if fro
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import platform
 import signal
 import subprocess
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from rocketrl.infra.atomic_json import write_json_atomic
@@ -76,3 +79,15 @@ def kill_group(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def sibling_module(script: str | os.PathLike[str], name: str) -> ModuleType:
+    """benchmarks/<name>.py beside `script` (a benchmark's __file__), loaded as a module: the helper modules of
+    benchmarks/ (named with a leading '_', which `rocketrl bench` does not run) are not a package."""
+    path = Path(script).resolve().with_name(f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise FileNotFoundError(f"{path}: no such benchmark helper module")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
