@@ -78,7 +78,8 @@ from rocketrl.eval.run_record import (
     runs_table,
     training_end,
 )
-from rocketrl.infra.bench_report import git_commit, machine_info, sibling_module
+from rocketrl.infra.atomic_json import write_json_atomic
+from rocketrl.infra.bench_report import emit_report, git_commit, machine_info, sibling_module
 from rocketrl.infra.tb_scalars import read_scalars
 
 LONG_BENCHMARK = True  # `rocketrl bench` runs it only when named
@@ -221,10 +222,10 @@ def measure(args: argparse.Namespace) -> None:
     if train_engine != report.get("eval_engine", "rocketsim") and not report.get("train_engine_final"):
         rule = RulePolicy(seed=args.seed, compiled=True)
         report["train_engine_final"] = train_engine_games(bot, rule, args, train_engine, "cpu")
-        report_path.write_text(json.dumps(report, indent=2) + "\n")  # kept even if the games below fail
+        write_json_atomic(report_path, report)  # kept even if the games below fail
     if not report.get("generalization") and args.generalization_games > 0:
         report["generalization"] = generalization(bot, args, "cpu")
-    report_path.write_text(json.dumps(report, indent=2) + "\n")
+    write_json_atomic(report_path, report)
     print(json.dumps({k: report.get(k) for k in ("train_engine_final", "generalization")}, indent=2))
     if args.record:
         append_record(Path(args.record), report)
@@ -276,10 +277,12 @@ def evaluate(args: argparse.Namespace) -> None:
         "generalization": generalization(bot, args, "cpu") if args.generalization_games > 0 else {},
         "machine": machine_info(),
     }
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n")
+    publish(report, args)
+
+
+def publish(report: dict, args: argparse.Namespace) -> None:
+    """Print the report as JSON, write it to --out (whole or not at all) and append it to --record."""
+    emit_report(report, args.out)
     if args.record:
         append_record(Path(args.record), report)
 
@@ -459,13 +462,7 @@ def main() -> None:
         "met": final["win_rate"] >= 0.8,
         "machine": machine_info(),
     }
-    # The report is written before the picture, so a plotting failure never loses the measured figures.
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n")
-    if args.record:
-        append_record(Path(args.record), report)
+    publish(report, args)  # before the picture, so a plotting failure never loses the measured figures
     if args.plot:
         try:
             curves = read_curve(chosen_run.run_dir, ("league/win_rate_vs_rule", "league/elo", "charts/episode_return"))
