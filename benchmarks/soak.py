@@ -18,8 +18,13 @@ has passed the agent-step where everything has been allocated once: the snapshot
 snapshot interval) and one evaluation and checkpoint after that. Its end is read from the run's progress
 lines, so the figures do not depend on the machine's speed.
 
-Values at a moment are the median of the samples within one `--every` either side, so one sample taken
-mid-update does not decide. The series themselves go into the JSON too.
+The value at the end of the warm-up is the median of the samples over the `--window-minutes` (default 5) after
+it, the value at the end the median over the last `--window-minutes` (each window a quarter of the span after the
+warm-up when that is shorter). A training process's memory swings by several percent from one sample to the next
+(league games, evaluations, snapshot loads: 697 to 772 MiB within one 56-minute run), so two single samples can
+differ by more than the 5% target without anything growing; the window medians and the least-squares trend after
+the warm-up ("trend_percent_per_hour", reported beside them) tell a leak from a swing. The series themselves go
+into the JSON too, so any summary can be recomputed.
 
 With `--preset NAME` it soaks a packaged preset as users run it instead (`rocketrl train --preset NAME`, its own
 arenas, engine, league and checkpoints; only the step budget is lifted so that it runs for `--minutes`). Its
@@ -45,7 +50,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from rocketrl.infra.bench_report import machine_info
+from rocketrl.infra.bench_report import emit_report, machine_info
 from rocketrl.infra.proctree import descendants, has_proc, open_descriptors, resident_bytes
 
 PRESET = Path(__file__).resolve().parent.parent / "configs" / "presets" / "vs_rule.yaml"
@@ -98,20 +103,38 @@ def sample(trainer: int) -> dict:
     return rows
 
 
-def at(series: list[tuple[float, float]], moment: float, every: float) -> float | None:
-    """Median of the values sampled within `every` seconds of `moment`."""
-    near = [v for t, v in series if abs(t - moment) <= every]
-    return statistics.median(near) if near else None
+def window_median(series: list[tuple[float, float]], first: float, last: float) -> float | None:
+    """Median of the values sampled from `first` to `last` seconds into the run."""
+    inside = [v for t, v in series if first <= t <= last]
+    return statistics.median(inside) if inside else None
 
 
-def summarize(series: list[tuple[float, float]], warmup: float, end: float, every: float) -> dict:
-    start, last = at(series, warmup, every), at(series, end, every)
+def trend_percent_per_hour(series: list[tuple[float, float]], warmup: float) -> float | None:
+    """Least-squares slope of the values after the warm-up, in percent of their median per hour of run."""
+    after = [(t, v) for t, v in series if t >= warmup]
+    if len(after) < 3 or after[-1][0] - after[0][0] <= 0:
+        return None
+    mean_t = statistics.fmean(t for t, _ in after)
+    mean_v = statistics.fmean(v for _, v in after)
+    spread = sum((t - mean_t) ** 2 for t, _ in after)
+    slope = sum((t - mean_t) * (v - mean_v) for t, v in after) / spread  # per second
+    middle = statistics.median(v for _, v in after)
+    return round(100.0 * slope * 3600.0 / middle, 2) if middle else None
+
+
+def summarize(series: list[tuple[float, float]], warmup: float, end: float, window: float) -> dict:
+    """The value at the end of the warm-up and at the end, each the median over a window of `window` seconds (a
+    quarter of the span after the warm-up when that is shorter), their growth, the largest value and the trend."""
+    width = min(window, max(0.0, end - warmup) / 4.0)
+    start, last = window_median(series, warmup, warmup + width), window_median(series, max(warmup, end - width), end)
     after = [v for t, v in series if t >= warmup]
     return {
         "at_warmup": start,
         "at_end": last,
         "growth_percent": None if not start or last is None else round(100.0 * (last - start) / start, 2),
         "max_after_warmup": max(after) if after else None,
+        "trend_percent_per_hour": trend_percent_per_hour(series, warmup),
+        "window_s": round(width, 1),
     }
 
 
@@ -120,6 +143,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--minutes", type=float, default=30.0)
     parser.add_argument("--warmup-minutes", type=float, default=5.0)
     parser.add_argument("--every", type=float, default=10.0, help="seconds between samples (default 10)")
+    parser.add_argument(
+        "--window-minutes", type=float, default=5.0,
+        help="the values at the end of the warm-up and at the end are medians over this many minutes (default 5)",
+    )  # fmt: skip
     parser.add_argument(
         "--preset", default=None,
         help="soak this packaged preset with its own settings (e.g. league_1v1); --arenas, --eval-interval and "
@@ -139,6 +166,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--logdir", default=None, help="keep the run here (default: a temporary folder)")
     parser.add_argument("--out", default=None, help="also write the JSON report here")
+    parser.add_argument(
+        "--reread", default=None, metavar="REPORT",
+        help="no run: recompute a saved report's figures from its series with --window-minutes (its worker "
+        "processes' figures are not in the series and are left out)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.init_from and not args.preset:
         parser.error("--init-from needs --preset NAME (the vs_rule soak trains from scratch)")
@@ -147,6 +179,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
+    if args.reread:
+        report = reread(json.loads(Path(args.reread).read_text()), args.window_minutes)
+        emit_report(report, args.out)
+        return report
     if not has_proc():
         raise SystemExit("soak reads process memory from /proc: it runs on Linux")
     with tempfile.TemporaryDirectory(prefix="rocketrl-soak-") as tmp:
@@ -187,11 +223,45 @@ def main(argv: list[str] | None = None) -> dict:
         }
     )
     report["met"] = bool(report["met"]) and not crashed and code == 0
-    out_text = json.dumps(report, indent=2)
-    print(out_text)
-    if args.out:
-        Path(args.out).write_text(out_text + "\n")
+    emit_report(report, args.out)
     return report
+
+
+def reread(report: dict, window_minutes: float) -> dict:
+    """`report` (a saved soak report) with its tree, trainer and process figures recomputed from its series by
+    today's summary; "reread" names the window and what could not be recomputed."""
+    series, window = report["series"], 60.0 * window_minutes
+    seconds = series["seconds"]
+    warmup = 60.0 * report["warmup_minutes"] if report.get("warmup_minutes") is not None else float("inf")
+    end = seconds[-1] if seconds else 0.0
+
+    def summary(key: str) -> dict:
+        return summarize([(t, v) for t, v in zip(seconds, series[key]) if v is not None], warmup, end, window)
+
+    tree, trainer, fds = summary("tree_rss_mib"), summary("trainer_rss_mib"), summary("trainer_fds")
+    fd_growth = None if fds["at_end"] is None or fds["at_warmup"] is None else fds["at_end"] - fds["at_warmup"]
+    met = (
+        tree["growth_percent"] is not None
+        and tree["growth_percent"] < 5.0
+        and trainer["growth_percent"] is not None
+        and trainer["growth_percent"] < 5.0
+        and fd_growth is not None
+        and fd_growth <= 0
+        and report.get("run_exit_code") == 0
+        and not report.get("run_ended_early")
+    )
+    return {
+        **report,
+        "tree_rss_mib": tree,
+        "processes": summary("processes"),
+        "roles": {"trainer": {"rss_mib": trainer, "open_fds": fds}},
+        "met": met,
+        "reread": {
+            "window_minutes": window_minutes,
+            "before": {"tree_growth_percent": report["tree_rss_mib"]["growth_percent"], "met": report["met"]},
+            "left_out": sorted(name for name in report.get("roles", {}) if name != "trainer"),
+        },
+    }
 
 
 def warmup_end(steps: list[tuple[float, int | None]], args: argparse.Namespace) -> float:
@@ -204,7 +274,7 @@ def warmup_end(steps: list[tuple[float, int | None]], args: argparse.Namespace) 
 def analyse(samples: list[tuple[float, dict]], trainer: int, args: argparse.Namespace, warmup: float) -> dict:
     """Growth after the warm-up (ending `warmup` seconds in) per role: trainer, each process alive in every sample
     after it, the tree."""
-    every = args.every
+    window = 60.0 * args.window_minutes
     end = samples[-1][0] if samples else 0.0
     late = [rows for t, rows in samples if t >= warmup]
     steady = set.intersection(*(set(rows) for rows in late)) - {trainer} if late else set()
@@ -212,10 +282,10 @@ def analyse(samples: list[tuple[float, dict]], trainer: int, args: argparse.Name
     for name, pids in [("trainer", [trainer]), *[(f"worker_{p}", [p]) for p in sorted(steady)]]:
         rss = [(t, sum(rows[p][0] for p in pids if p in rows) / MIB) for t, rows in samples if pids[0] in rows]
         fds = [(t, rows[pids[0]][1]) for t, rows in samples if pids[0] in rows and rows[pids[0]][1] is not None]
-        roles[name] = {"rss_mib": summarize(rss, warmup, end, every), "open_fds": summarize(fds, warmup, end, every)}
+        roles[name] = {"rss_mib": summarize(rss, warmup, end, window), "open_fds": summarize(fds, warmup, end, window)}
     tree = [(t, sum(r for r, _ in rows.values()) / MIB) for t, rows in samples]
     count = [(t, float(len(rows))) for t, rows in samples]
-    growth = summarize(tree, warmup, end, every)["growth_percent"]
+    growth = summarize(tree, warmup, end, window)["growth_percent"]
     trainer_growth = roles["trainer"]["rss_mib"]["growth_percent"]
     fd_growth = [
         role["open_fds"]["at_end"] - role["open_fds"]["at_warmup"]
@@ -229,12 +299,21 @@ def analyse(samples: list[tuple[float, dict]], trainer: int, args: argparse.Name
         "warmup_steps": warmup_steps(args),
         "samples": len(samples),
         "settings": (
-            {"preset": args.preset, "init_from": args.init_from, "every": args.every, "seed": args.seed}
+            {
+                "preset": args.preset,
+                "init_from": args.init_from,
+                "every": args.every,
+                "seed": args.seed,
+                "window_minutes": args.window_minutes,
+            }
             if args.preset
-            else {k: getattr(args, k) for k in ("arenas", "eval_interval", "snapshot_interval", "every", "seed")}
+            else {
+                k: getattr(args, k)
+                for k in ("arenas", "eval_interval", "snapshot_interval", "every", "window_minutes", "seed")
+            }
         ),
-        "tree_rss_mib": summarize(tree, warmup, end, every),
-        "processes": summarize(count, warmup, end, every),
+        "tree_rss_mib": summarize(tree, warmup, end, window),
+        "processes": summarize(count, warmup, end, window),
         "roles": roles,
         "targets": {"tree_growth_percent_below": 5.0, "trainer_growth_percent_below": 5.0, "fd_growth": 0},
         "met": growth is not None
