@@ -40,7 +40,7 @@ from pathlib import Path
 
 from rocketrl.infra.bench_report import kill_group, machine_info
 from rocketrl.infra.checkpoint import load_checkpoint
-from rocketrl.infra.proctree import descendants, has_proc, running
+from rocketrl.infra.proctree import descendants, dies_with_this_process, has_proc, running
 
 PROGRESS = re.compile(r"([\d,]+)/[\d,]+ \(")
 RESUMED = re.compile(r"resumed from \S+ at step ([\d,]+)")
@@ -93,7 +93,7 @@ def start(command: list[str], log: Path) -> subprocess.Popen:
     with log.open("w") as out:  # a file, not a pipe: a surviving worker must not hold a pipe open
         return subprocess.Popen(
             command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            start_new_session=True,
+            start_new_session=True, preexec_fn=dies_with_this_process(),
         )  # fmt: skip
 
 

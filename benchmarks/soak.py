@@ -51,7 +51,7 @@ import time
 from pathlib import Path
 
 from rocketrl.infra.bench_report import emit_report, machine_info
-from rocketrl.infra.proctree import descendants, has_proc, open_descriptors, resident_bytes
+from rocketrl.infra.proctree import descendants, dies_with_this_process, has_proc, open_descriptors, resident_bytes
 
 PRESET = Path(__file__).resolve().parent.parent / "configs" / "presets" / "vs_rule.yaml"
 MIB = 1024 * 1024
@@ -193,6 +193,7 @@ def main(argv: list[str] | None = None) -> dict:
             proc = subprocess.Popen(
                 train_command(args, logdir), stdout=out, stderr=subprocess.STDOUT,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True,
+                preexec_fn=dies_with_this_process(),
             )  # fmt: skip
         samples: list[tuple[float, dict]] = []
         steps: list[tuple[float, int | None]] = []

@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from benchmark_loader import load_benchmark
+
 from rocketrl.infra.bench_child import package_versions, remove_orphaned_segments, run_script
 
 
@@ -105,3 +105,42 @@ def test_train_throughput_trains_the_peers_configuration() -> None:
     assert overrides[overrides.index("--env.num-workers") + 1] == str(peer.WORKERS)
     assert overrides[overrides.index("--model.actor-hidden") + 1] == "[" + ",".join(map(str, peer.HIDDEN)) + "]"
     assert 50 * 2 * peer.TEAM_SIZE * bench.rollout_steps_for(50) == peer.AGENT_STEPS_PER_ITERATION
+
+
+def test_a_child_started_to_die_with_this_process_dies_when_it_is_killed_outright(tmp_path: Path) -> None:
+    """A test or benchmark stopped with SIGKILL (or an interrupted pytest) must not leave a training run behind."""
+    import signal
+    import subprocess
+    import sys
+
+    from rocketrl.infra.proctree import has_proc, running
+
+    if not has_proc() or not sys.platform.startswith("linux"):
+        pytest.skip("the parent-death signal is Linux's")
+    pid_file = tmp_path / "child.pid"
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys, time\n"
+            "from rocketrl.infra.proctree import dies_with_this_process\n"
+            "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'],"
+            " start_new_session=True, preexec_fn=dies_with_this_process())\n"
+            f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+            "time.sleep(300)\n",
+        ]
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        child = int(pid_file.read_text())
+        assert running(child)
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        deadline = time.monotonic() + 10
+        while running(child) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not running(child), "the child outlived its parent"
+    finally:
+        parent.kill()

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from rocketrl.infra.proctree import descendants, has_proc, running
+from rocketrl.infra.proctree import descendants, dies_with_this_process, has_proc, running
 
 pytestmark = pytest.mark.skipif(not has_proc(), reason="reads process trees from /proc (Linux)")
 
@@ -31,6 +31,7 @@ def test_sigkilled_training_run_leaves_no_worker_process(tmp_path) -> None:
             stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
             start_new_session=True,
+            preexec_fn=dies_with_this_process(),
         )
     try:
         deadline = time.time() + 240

@@ -14,6 +14,7 @@ import torch
 
 from rocketrl.config import load_config
 from rocketrl.infra.checkpoint import load_checkpoint
+from rocketrl.infra.proctree import dies_with_this_process
 from rocketrl.ppo import update as update_module
 from rocketrl.ppo.train_logger import UpdateReport
 from rocketrl.ppo.trainer import Trainer
@@ -149,7 +150,7 @@ def _run_cli(args: list[str], cwd: Path, **kwargs) -> subprocess.Popen:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen(
         [sys.executable, "-m", "rocketrl.cli", *args], cwd=cwd, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kwargs,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=dies_with_this_process(), **kwargs,
     )  # fmt: skip
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketrl.infra.bench_report import kill_group
+from rocketrl.infra.proctree import dies_with_this_process
 
 SHM_DIR = Path("/dev/shm")
 
@@ -70,6 +71,7 @@ def run_script(
             cwd=cwd,
             env=env,
             start_new_session=True,
+            preexec_fn=dies_with_this_process(),  # stopped outright, this process takes the child with it
         )
         deadline = time.monotonic() + timeout_s
         timed_out = finished_early = False

@@ -1,4 +1,5 @@
-"""Process trees read from Linux's /proc: which processes sit below a pid, and which are still running.
+"""Process trees read from Linux's /proc: which processes sit below a pid, and which are still running; and a
+child process that dies with its parent.
 
 Used to check that nothing a run started outlives it (tests, `benchmarks/crash_resume.py`,
 `benchmarks/soak.py`). Everything here returns empty answers where /proc is missing.
@@ -6,7 +7,12 @@ Used to check that nothing a run started outlives it (tests, `benchmarks/crash_r
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import os
+import signal
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 PROC = Path("/proc")
@@ -56,3 +62,26 @@ def open_descriptors(pid: int) -> int | None:
         return len(os.listdir(PROC / str(pid) / "fd"))
     except OSError:
         return None
+
+
+PR_SET_PDEATHSIG = 1
+"""prctl option: the signal the kernel sends this process when its parent dies (Linux)."""
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Ask the kernel to SIGKILL this process when its parent dies (Linux; a no-op elsewhere), and exit at
+    once if the parent is already gone (it died before the request took effect)."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent_pid:
+        os._exit(0)
+
+
+def dies_with_this_process() -> Callable[[], None]:
+    """A `preexec_fn` for subprocess.Popen: the child is SIGKILLed when this process dies (Linux), so a measurement
+    or test stopped outright leaves no training run behind (its own workers die with it in turn)."""
+    return functools.partial(die_with_parent, os.getpid())

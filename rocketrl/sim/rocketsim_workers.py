@@ -14,10 +14,8 @@ worker's wait for its next command ends; and a worker whose parent process id ch
 
 from __future__ import annotations
 
-import ctypes
 import multiprocessing as mp
 import os
-import signal
 import sys
 import traceback
 from multiprocessing.connection import Connection
@@ -25,6 +23,7 @@ from multiprocessing.shared_memory import SharedMemory
 
 import numpy as np
 
+from rocketrl.infra.proctree import die_with_parent
 from rocketrl.sim.rocketsim_block import ArenaBlock
 
 
@@ -46,23 +45,8 @@ class SharedArray:
             self.shm.unlink()
 
 
-PR_SET_PDEATHSIG = 1
-"""prctl option: the signal the kernel sends this process when its parent dies (Linux)."""
 PARENT_POLL_SECONDS = 1.0
 """How often a waiting worker checks that its parent is still the process that started it."""
-
-
-def die_with_parent(parent_pid: int) -> None:
-    """Ask the kernel to SIGKILL this process when its parent dies (Linux; a no-op elsewhere), and exit at
-    once if the parent is already gone (it died before the request took effect)."""
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent_pid:
-        os._exit(0)
 
 
 def _wait_command(conn: Connection, parent_pid: int) -> tuple[str, object] | None:
