@@ -24,7 +24,8 @@ warm-up when that is shorter). A training process's memory swings by several per
 (league games, evaluations, snapshot loads: 697 to 772 MiB within one 56-minute run), so two single samples can
 differ by more than the 5% target without anything growing; the window medians and the least-squares trend after
 the warm-up ("trend_percent_per_hour", reported beside them) tell a leak from a swing. The series themselves go
-into the JSON too, so any summary can be recomputed.
+into the JSON too, with the warm-up's end ("warmup_seconds", the sample it ended at), so any summary can be
+recomputed (`--reread`).
 
 With `--preset NAME` it soaks a packaged preset as users run it instead (`rocketrl train --preset NAME`, its own
 arenas, engine, league and checkpoints; only the step budget is lifted so that it runs for `--minutes`). Its
@@ -228,12 +229,23 @@ def main(argv: list[str] | None = None) -> dict:
     return report
 
 
+def recorded_warmup(report: dict) -> float:
+    """Seconds into the run when a saved report's warm-up ended (infinity when it never did): `warmup_seconds`, or in
+    older reports the first sample at `warmup_minutes`, which was rounded to 0.01 minute (0.3 s either way)."""
+    if report.get("warmup_seconds") is not None:
+        return float(report["warmup_seconds"])
+    if report.get("warmup_minutes") is None:
+        return float("inf")
+    floor = 60.0 * report["warmup_minutes"] - 0.31
+    return next((t for t in report["series"]["seconds"] if t >= floor), float("inf"))
+
+
 def reread(report: dict, window_minutes: float) -> dict:
     """`report` (a saved soak report) with its tree, trainer and process figures recomputed from its series by
     today's summary; "reread" names the window and what could not be recomputed."""
     series, window = report["series"], 60.0 * window_minutes
     seconds = series["seconds"]
-    warmup = 60.0 * report["warmup_minutes"] if report.get("warmup_minutes") is not None else float("inf")
+    warmup = recorded_warmup(report)
     end = seconds[-1] if seconds else 0.0
 
     def summary(key: str) -> dict:
@@ -242,12 +254,8 @@ def reread(report: dict, window_minutes: float) -> dict:
     tree, trainer, fds = summary("tree_rss_mib"), summary("trainer_rss_mib"), summary("trainer_fds")
     fd_growth = None if fds["at_end"] is None or fds["at_warmup"] is None else fds["at_end"] - fds["at_warmup"]
     met = (
-        tree["growth_percent"] is not None
-        and tree["growth_percent"] < 5.0
-        and trainer["growth_percent"] is not None
-        and trainer["growth_percent"] < 5.0
-        and fd_growth is not None
-        and fd_growth <= 0
+        fd_growth is not None
+        and growth_met(tree["growth_percent"], trainer["growth_percent"], [fd_growth], report.get("targets", TARGETS))
         and report.get("run_exit_code") == 0
         and not report.get("run_ended_early")
     )
@@ -263,6 +271,21 @@ def reread(report: dict, window_minutes: float) -> dict:
             "left_out": sorted(name for name in report.get("roles", {}) if name != "trainer"),
         },
     }
+
+
+TARGETS = {"tree_growth_percent_below": 5.0, "trainer_growth_percent_below": 5.0, "fd_growth": 0}
+
+
+def growth_met(tree: float | None, trainer: float | None, fd_growths: list[float], targets: dict = TARGETS) -> bool:
+    """The pass rule: the tree's and the trainer's memory growth after the warm-up (percent) each below its target,
+    and no process's open descriptors grown by more than `targets["fd_growth"]`."""
+    return (
+        tree is not None
+        and tree < targets["tree_growth_percent_below"]
+        and trainer is not None
+        and trainer < targets["trainer_growth_percent_below"]
+        and all(g <= targets["fd_growth"] for g in fd_growths)
+    )
 
 
 def warmup_end(steps: list[tuple[float, int | None]], args: argparse.Namespace) -> float:
@@ -297,6 +320,7 @@ def analyse(samples: list[tuple[float, dict]], trainer: int, args: argparse.Name
         "benchmark": "soak",
         "minutes": round(end / 60.0, 2),
         "warmup_minutes": round(warmup / 60.0, 2) if late else None,
+        "warmup_seconds": round(warmup, 1) if late else None,
         "warmup_steps": warmup_steps(args),
         "samples": len(samples),
         "settings": (
@@ -316,13 +340,8 @@ def analyse(samples: list[tuple[float, dict]], trainer: int, args: argparse.Name
         "tree_rss_mib": summarize(tree, warmup, end, window),
         "processes": summarize(count, warmup, end, window),
         "roles": roles,
-        "targets": {"tree_growth_percent_below": 5.0, "trainer_growth_percent_below": 5.0, "fd_growth": 0},
-        "met": growth is not None
-        and growth < 5.0
-        and trainer_growth is not None
-        and trainer_growth < 5.0
-        and all(g <= 0 for g in fd_growth)
-        and bool(late),
+        "targets": dict(TARGETS),
+        "met": growth_met(growth, trainer_growth, fd_growth) and bool(late),
         "series": {
             "seconds": [round(t, 1) for t, _ in samples],
             "tree_rss_mib": [round(v, 1) for _, v in tree],

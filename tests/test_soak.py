@@ -84,6 +84,28 @@ def test_reread_recomputes_a_saved_report_from_its_series(tmp_path: Path) -> Non
     assert soak.main(["--reread", str(saved), "--window-minutes", "5"])["met"]
 
 
+def test_reread_starts_at_the_sample_that_ended_the_warmup() -> None:
+    """The warm-up ends at a sample 770.1 s in; older reports kept it only as 12.84 minutes (770.4 s). Reread from
+    either it starts at that sample, as the live summary did: a step there must not fall out of the first window."""
+    soak = load_benchmark("soak")
+    args = soak.parse_args(["--window-minutes", "5"])
+    trainer = 100
+    times = [10.0 * i + 0.1 for i in range(300)]  # 0.1, 10.1, ..., 2990.1 s
+    values = [700.0 if t < 930.0 else 720.0 for t in times]  # the first window: 16 samples at 700, 15 at 720
+    samples = [(t, {trainer: (v * MIB, 3)}) for t, v in zip(times, values)]
+    report = soak.analyse(samples, trainer, args, warmup=770.1)
+    report.update(run_exit_code=0, run_ended_early=False)
+    assert report["warmup_seconds"] == 770.1 and report["warmup_minutes"] == 12.84
+    assert report["tree_rss_mib"]["at_warmup"] == 700.0
+    assert soak.summarize(list(zip(times, values)), 770.4, 2990.1, 300.0)["at_warmup"] == 710.0  # the sample lost
+    assert soak.reread(report, 5.0)["tree_rss_mib"] == report["tree_rss_mib"]
+    older = {key: value for key, value in report.items() if key != "warmup_seconds"}
+    assert soak.recorded_warmup(older) == 770.1
+    assert soak.reread(older, 5.0)["tree_rss_mib"] == report["tree_rss_mib"]
+    never = {**older, "warmup_minutes": None}
+    assert soak.recorded_warmup(never) == float("inf")
+
+
 def test_preset_soak_runs_the_preset_and_warms_up_past_its_first_snapshot(tmp_path: Path) -> None:
     soak = load_benchmark("soak")
     args = soak.parse_args(["--preset", "league_1v1"])
