@@ -79,3 +79,19 @@ def test_the_readme_links_resolve(site) -> None:
         if anchor and path.startswith("docs/") and path.endswith(".md"):
             html = built_page(site, path.removeprefix("docs/")).read_text()
             assert f'id="{anchor}"' in html, f"README links to {target}: no such anchor"
+
+
+def test_the_pages_that_describe_the_shipped_bot_name_the_newest_gauntlet_version() -> None:
+    """Shipping a bot (scripts/make_pretrained.py) makes it `pretrained`; the README, the RLBot guide and the results'
+    shipped-bot card must say which one it is, or a user reads the figures of the bot before it."""
+    from rocketrl.policy.load import gauntlet_versions
+
+    newest = gauntlet_versions()[-1]
+    readme = (ROOT / "README.md").read_text()
+    assert f"It is `gauntlet_v{newest}`" in readme, f"README.md does not name the shipped bot, gauntlet_v{newest}"
+    for page in ("docs/guide/rlbot.md", "docs/results/learning.md"):
+        text = (ROOT / page).read_text()
+        start = text.find("`--checkpoint pretrained` is the newest")
+        assert start >= 0 and f"gauntlet/v{newest}.safetensors`" in text[start : start + 200], (
+            f"{page} does not describe the shipped bot, rocketrl/pretrained/gauntlet/v{newest}.safetensors"
+        )
