@@ -12,11 +12,12 @@ account (glibc `mallinfo2`) beside the resident memory:
   allocations grew most between the warm-up's end and the end; torch's tensors are not traced (they are in use).
 
 At the end it calls `malloc_trim(0)` and samples once more: what the allocator then gives back was free, not held.
+With `--trim` it trims after every sample, so two runs, with and without, show what trimming would do to the trend.
 Each figure is summarised as soak.py does (medians over `--window-minutes` windows at the warm-up's end and at the
 end, their growth in percent, the least-squares trend after the warm-up).
 
     python benchmarks/heap_growth.py --preset league_1v1_next --init-from gauntlet_v20 --minutes 60 \\
-        [--trace] [--seed 0] [--out docs/heap_growth.json]
+        [--trace] [--trim] [--seed 0] [--out docs/heap_growth.json]
 
 Linux with glibc only (mallinfo2, glibc 2.33 or newer); elsewhere it says so and exits 2.
 """
@@ -87,8 +88,8 @@ def sample(libc: ctypes.CDLL, tracing: bool) -> dict[str, float | None]:
 class Sampler:
     """A trainer logger (`Trainer.learn(logger)` calls log_update after every update) that samples on a clock."""
 
-    def __init__(self, libc: ctypes.CDLL, every: float, warmup: float, tracing: bool) -> None:
-        self.libc, self.every, self.warmup, self.tracing = libc, every, warmup, tracing
+    def __init__(self, libc: ctypes.CDLL, every: float, warmup: float, tracing: bool, trim: bool = False) -> None:
+        self.libc, self.every, self.warmup, self.tracing, self.trim = libc, every, warmup, tracing, trim
         self.began = time.monotonic()
         self.rows: list[tuple[float, int, dict]] = []
         self.step = 0
@@ -105,6 +106,8 @@ class Sampler:
         self.rows.append((now, self.step, sample(self.libc, self.tracing)))
         if self.tracing and self.snapshot_at_warmup is None and now >= self.warmup:
             self.snapshot_at_warmup = tracemalloc.take_snapshot()
+        if self.trim:
+            self.libc.malloc_trim(0)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -116,6 +119,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--window-minutes", type=float, default=5.0)
     parser.add_argument("--every", type=float, default=30.0, help="seconds between samples")
     parser.add_argument("--trace", action="store_true", help="trace Python allocations (slower training)")
+    parser.add_argument(
+        "--trim", action="store_true", help="malloc_trim(0) after every sample: the run as if the trainer trimmed"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None)
     return parser.parse_args(argv)
@@ -158,7 +164,7 @@ def main(argv: list[str] | None = None) -> dict:
         try:
             if cfg.run.init_from:  # as rocketrl train starts it: the preset's bot, or --init-from
                 trainer.init_from(cfg.run.init_from)
-            sampler = Sampler(libc, args.every, 60.0 * args.warmup_minutes, args.trace)
+            sampler = Sampler(libc, args.every, 60.0 * args.warmup_minutes, args.trace, args.trim)
             trainer.learn(sampler)
             sampler.take()  # the last sample, at the end, with everything the run built still alive
             end_snapshot = tracemalloc.take_snapshot() if args.trace else None

@@ -52,6 +52,17 @@ def test_the_sampler_keeps_its_clock_and_names_the_line_that_grew() -> None:
         tracemalloc.stop()
 
 
+def test_trim_gives_freed_heap_back_after_each_sample() -> None:
+    libc = _libc()
+    held = [bytearray(4096) for _ in range(16 * 1024)]
+    del held[: 15 * 1024]  # most of it freed, the rest above it keeps the heap from shrinking at its top
+    gc.collect()
+    freed = heap.sample(libc, tracing=False)["rss_mib"]
+    heap.Sampler(libc, every=3600.0, warmup=3600.0, tracing=False, trim=True).take()
+    assert heap.sample(libc, tracing=False)["rss_mib"] < freed - 30  # the freed pages left the process
+    assert len(held) == 1024
+
+
 def _line_of(text: str) -> int:
     lines = open(__file__).read().splitlines()
     return next(number for number, line in enumerate(lines, 1) if text in line and "_line_of" not in line)
