@@ -66,3 +66,17 @@ def test_trim_gives_freed_heap_back_after_each_sample() -> None:
 def _line_of(text: str) -> int:
     lines = open(__file__).read().splitlines()
     return next(number for number, line in enumerate(lines, 1) if text in line and "_line_of" not in line)
+
+
+def test_every_update_reaches_the_train_logger_and_the_rate_counts_from_the_warmup() -> None:
+    libc = _libc()
+    seen: list[int] = []
+    inner = type("Logger", (), {"log_update": lambda self, report: seen.append(report.step)})()
+    sampler = heap.Sampler(libc, every=3600.0, warmup=0.0, tracing=False, inner=inner)
+    for step in (512, 1024, 1536):
+        sampler.log_update(type("Report", (), {"step": step})())
+    assert seen == [512, 1024, 1536]  # TensorBoard gets every update, though only the first was sampled
+    assert [step for _, step, _ in sampler.rows] == [512]
+    rows = [(0.0, 0, {}), (10.0, 1_000, {}), (30.0, 5_000, {}), (50.0, 9_000, {})]
+    assert heap.steps_per_second(rows, warmup=10.0) == 200.0  # (9,000 - 1,000) / (50 - 10): the warm-up left out
+    assert heap.steps_per_second(rows, warmup=60.0) is None
