@@ -35,12 +35,7 @@ from __future__ import annotations
 import warp as wp
 
 from rocketrl.sim.warp.box_box import BT_UNIT
-from rocketrl.sim.warp.collisions import (
-    closest_on_triangle,
-    edge_adjusted_normal,
-    triangle_edge,
-    widest_spread_slot,
-)
+from rocketrl.sim.warp.collisions import widest_spread_slot
 from rocketrl.sim.warp.constants import HITBOX_CORE, HITBOX_MARGIN
 from rocketrl.sim.warp.gjk import GjkResult, gjk_box_triangle
 from rocketrl.sim.warp.layout import (
@@ -56,6 +51,7 @@ from rocketrl.sim.warp.layout import (
     MANIFOLD_POINTS,
     SimStateRef,
 )
+from rocketrl.sim.warp.mesh_edges import closest_on_triangle, edge_adjusted_normal, triangle_edge
 from rocketrl.sim.warp.near_faces import (
     MAX_MEETING_FACES,
     MeetingFaces,
