@@ -13,7 +13,7 @@ import torch
 from rocketrl.config import load_config
 from rocketrl.infra.checkpoint import load_checkpoint
 from rocketrl.league.config import LeagueConfig
-from rocketrl.league.league import LEARNER, League
+from rocketrl.league.league import LEARNER, SNAPSHOT_NETWORKS_KEPT, League
 from rocketrl.policy.actor_critic import weights_obs_size
 from rocketrl.policy.load import gauntlet_bots, load_policy, resolve_checkpoint
 from rocketrl.ppo.trainer import Trainer
@@ -159,3 +159,23 @@ def test_the_exploiter_preset_plays_the_shipped_bot_alone_from_the_shipped_bot()
                          ("run", "init_from"), ("run", "timesteps")):  # fmt: skip
         a[section].pop(key), b[section].pop(key)
     assert a == b
+
+
+def test_the_league_holds_a_bounded_number_of_snapshot_networks(tmp_path: Path) -> None:
+    """A long run's live memory stops growing: at most SNAPSHOT_NETWORKS_KEPT networks are held, the first loaded
+    goes first, and one loaded again plays as before."""
+    league = League(LeagueConfig(fixed_opponents=["gauntlet"], pool_size=1), tmp_path, torch.device("cpu"))
+    names = league.add_fixed_opponents(_obs_size("gauntlet_v1"), start_file=resolve_checkpoint("pretrained"))
+    assert len(names) > SNAPSHOT_NETWORKS_KEPT + 2
+    obs = torch.randn(16, _obs_size("gauntlet_v1"))
+    first = league.snapshot_policy(names[0])
+    first.deterministic = True
+    before = first.act(obs)[0]
+    for name in names[1 : SNAPSHOT_NETWORKS_KEPT + 3]:
+        league.snapshot_policy(name)
+        assert len(league._snapshot_policies) <= SNAPSHOT_NETWORKS_KEPT
+    assert list(league._snapshot_policies) == names[3 : SNAPSHOT_NETWORKS_KEPT + 3]  # the first three loaded went
+    again = league.snapshot_policy(names[0])
+    again.deterministic = True
+    assert again is not first and torch.equal(again.act(obs)[0], before)
+    assert len(league._snapshot_policies) == SNAPSHOT_NETWORKS_KEPT and names[3] not in league._snapshot_policies

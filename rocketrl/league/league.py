@@ -49,6 +49,10 @@ SCRIPTED_KINDS = {"rule": RULE_POLICY, "rotation": ROTATION}
 """Opponent kinds played by a scripted policy, and that policy's name."""
 
 LEARNER = "learner"
+SNAPSHOT_NETWORKS_KEPT = 8
+"""Snapshot networks held in memory at once to play (about 1 MiB each for league_1v1); the one loaded first makes
+room for a new one. A long run's live memory grows by one network a snapshot until this many are held, then stays
+flat (docs/results/reliability.md, "How growth is read")."""
 
 
 def matchmaking_weights(win_chance: np.ndarray, matchmaking: str) -> np.ndarray:
@@ -169,7 +173,7 @@ class League:
     def snapshot_policy(self, name: str) -> Policy:
         if name not in self._snapshot_policies:
             entry = next(s for s in self.snapshots if s["name"] == name)
-            if len(self._snapshot_policies) >= 8:  # keep a few networks in memory
+            if len(self._snapshot_policies) >= SNAPSHOT_NETWORKS_KEPT:  # the first loaded goes
                 self._snapshot_policies.pop(next(iter(self._snapshot_policies)))
             self._snapshot_policies[name] = policy_from_checkpoint(self.run_dir / entry["path"], device=self.device)
         return self._snapshot_policies[name]
