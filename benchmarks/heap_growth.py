@@ -28,6 +28,7 @@ Linux with glibc only (mallinfo2, glibc 2.33 or newer); elsewhere it says so and
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import ctypes.util
 import os
@@ -171,8 +172,8 @@ def main(argv: list[str] | None = None) -> dict:
     summarize = sibling_module(__file__, "soak").summarize
     if args.trace:
         tracemalloc.start(1)
-    with tempfile.TemporaryDirectory(prefix="rocketrl-heap-") as tmp:
-        logdir = args.logdir or tmp
+    kept = contextlib.nullcontext(args.logdir) if args.logdir else None
+    with kept or tempfile.TemporaryDirectory(prefix="rocketrl-heap-") as logdir:
         os.makedirs(logdir, exist_ok=True)
         overrides = ["--run.logdir", logdir, "--run.name", "heap", "--run.device", "cpu", "--run.ascii", "true",
                      "--run.timesteps", str(10**12), "--run.max-minutes", str(args.minutes),

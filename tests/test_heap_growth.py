@@ -18,6 +18,11 @@ def _libc():
         pytest.skip("needs glibc's mallinfo2 (glibc 2.33 or newer)")
 
 
+def _line_of(text: str) -> int:
+    lines = open(__file__).read().splitlines()
+    return next(number for number, line in enumerate(lines, 1) if text in line and "_line_of" not in line)
+
+
 def test_memory_the_program_holds_reads_as_in_use_and_freed_memory_not() -> None:
     libc = _libc()
     before = heap.sample(libc, tracing=False)
@@ -61,11 +66,6 @@ def test_trim_gives_freed_heap_back_after_each_sample() -> None:
     heap.Sampler(libc, every=3600.0, warmup=3600.0, tracing=False, trim=True).take()
     assert heap.sample(libc, tracing=False)["rss_mib"] < freed - 30  # the freed pages left the process
     assert len(held) == 1024
-
-
-def _line_of(text: str) -> int:
-    lines = open(__file__).read().splitlines()
-    return next(number for number, line in enumerate(lines, 1) if text in line and "_line_of" not in line)
 
 
 def test_every_update_reaches_the_train_logger_and_the_rate_counts_from_the_warmup() -> None:
