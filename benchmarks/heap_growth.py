@@ -2,8 +2,8 @@
 
 Every soak on file shows the trainer's memory rising by 1-5% an hour after the warm-up, all of it anonymous memory
 inside regions already mapped (docs/results/reliability.md, "How growth is read"). This benchmark trains a preset in
-this process (as `rocketrl train --preset NAME` does) and, every `--every` seconds, reads the C allocator's own
-account (glibc `mallinfo2`) beside the resident memory:
+this process through `rocketrl train`'s own `train()` (the same start-up, checks and TrainLogger) and, every
+`--every` seconds, reads the C allocator's own account (glibc `mallinfo2`) beside the resident memory:
 
 - in use: bytes the program holds (`uordblks` + `hblkhd`, the heap's and the large blocks' own mappings);
 - free in the heap: bytes freed but still held by the allocator (`fordblks`); fragmentation shows as this rising
@@ -19,7 +19,8 @@ end, their growth in percent, the least-squares trend after the warm-up).
     python benchmarks/heap_growth.py --preset league_1v1_next --init-from gauntlet_v20 --minutes 60 \\
         [--trace] [--trim] [--seed 0] [--logdir runs/gen28] [--out docs/heap_growth.json]
 
-The run logs as `rocketrl train` does (its TrainLogger, TensorBoard included, is measured with it). With `--logdir`
+The run's TrainLogger, TensorBoard included, is measured with it; the sampler sees every update on its way there.
+With `--logdir`
 the run is kept (checkpoints and TensorBoard in LOGDIR/heap), so a league generation's run can be this measurement.
 
 Linux with glibc only (mallinfo2, glibc 2.33 or newer); elsewhere it says so and exits 2.
@@ -39,8 +40,7 @@ import tracemalloc
 from rocketrl.config import load_config, preset_config_path
 from rocketrl.infra.bench_report import emit_report, machine_info, sibling_module
 from rocketrl.infra.proctree import resident_bytes
-from rocketrl.ppo.train_logger import TrainLogger
-from rocketrl.ppo.trainer import Trainer
+from rocketrl.training import train
 
 MIB = 1024 * 1024
 FIELDS = ("rss_mib", "in_use_mib", "heap_free_mib", "traced_mib")
@@ -180,24 +180,23 @@ def main(argv: list[str] | None = None) -> dict:
                      "--run.seed", str(args.seed)]  # fmt: skip
         if args.init_from:
             overrides += ["--run.init-from", args.init_from]
-        cfg = load_config(preset_config_path(args.preset), overrides)
-        trainer = Trainer(cfg)
-        try:
-            if cfg.run.init_from:  # as rocketrl train starts it: the preset's bot, or --init-from
-                trainer.init_from(cfg.run.init_from)
-            logger = TrainLogger(trainer.run_dir, cfg.run.timesteps, ascii_only=True)
-            sampler = Sampler(libc, args.every, 60.0 * args.warmup_minutes, args.trace, args.trim, inner=logger)
-            try:
-                trainer.learn(sampler)
-            finally:
-                logger.close()
-            sampler.take()  # the last sample, at the end, with everything the run built still alive
-            end_snapshot = tracemalloc.take_snapshot() if args.trace else None
-            before_trim = sample(libc, args.trace)
+        samplers: list[Sampler] = []
+        ends: dict[str, object] = {}
+
+        def sampling(logger: object) -> Sampler:
+            samplers.append(Sampler(libc, args.every, 60.0 * args.warmup_minutes, args.trace, args.trim, inner=logger))
+            return samplers[0]
+
+        def at_end(_trainer: object) -> None:  # everything the run built still alive
+            samplers[0].take()
+            ends["snapshot"] = tracemalloc.take_snapshot() if args.trace else None
+            ends["before_trim"] = sample(libc, args.trace)
             libc.malloc_trim(0)
-            after_trim = sample(libc, args.trace)
-        finally:
-            trainer.close()
+            ends["after_trim"] = sample(libc, args.trace)
+
+        train(load_config(preset_config_path(args.preset), overrides), wrap_logger=sampling, at_end=at_end)
+    sampler, end_snapshot = samplers[0], ends["snapshot"]
+    before_trim, after_trim = ends["before_trim"], ends["after_trim"]
     warmup = next((t for t, _, _ in sampler.rows if t >= sampler.warmup), float("inf"))
     end, window = sampler.rows[-1][0], 60.0 * args.window_minutes
     summaries = {

@@ -13,6 +13,7 @@ the start-up summary, trains with a TrainLogger and returns where the run went:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -42,8 +43,18 @@ def make_trainer(cfg: TrainConfig) -> Trainer:
     return Trainer(cfg)
 
 
-def train(cfg: TrainConfig) -> RunResult:
-    """Train one run to its end (run.timesteps or run.max_minutes) or a stop signal."""
+def train(
+    cfg: TrainConfig,
+    *,
+    wrap_logger: Callable[[TrainLogger], object] | None = None,
+    at_end: Callable[[Trainer], None] | None = None,
+) -> RunResult:
+    """Train one run to its end (run.timesteps or run.max_minutes) or a stop signal.
+
+    `wrap_logger` receives the run's TrainLogger and returns the logger `Trainer.learn` reports to (one that hands
+    every update on to it: a benchmark's sampler, say); `at_end` runs once the run has ended well, with the trainer
+    and everything it built still alive.
+    """
     trainer = make_trainer(cfg)
     try:
         if cfg.run.resume:
@@ -65,9 +76,11 @@ def train(cfg: TrainConfig) -> RunResult:
             wandb_config=config_to_dict(cfg) if cfg.run.wandb else None,
         )
         try:
-            counters = trainer.learn(logger)
+            counters = trainer.learn(logger if wrap_logger is None else wrap_logger(logger))
         finally:
             logger.close()
+        if at_end is not None:
+            at_end(trainer)
         how = "stopped by signal" if trainer.stopped_by_signal is not None else "finished"
         print(
             f"{how} at step {counters.global_step:,} after {counters.updates} updates; "

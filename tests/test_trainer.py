@@ -419,3 +419,27 @@ def test_checkpoint_minutes_saves_by_wall_time_and_the_run_resumes(tmp_path, mon
 def test_checkpoint_minutes_must_be_positive(tmp_path):
     with pytest.raises(ValueError, match=r"run\.checkpoint_minutes=0"):
         small_config(tmp_path, "bad", "--run.checkpoint-minutes", "0")
+
+
+def test_train_hands_every_update_through_the_wrapping_logger_and_ends_with_the_trainer_alive(tmp_path):
+    from rocketrl import training
+
+    seen: list[tuple[str, int]] = []
+
+    class Wrapping:
+        def __init__(self, inner) -> None:
+            self.inner = inner
+
+        def log_update(self, report: UpdateReport) -> None:
+            seen.append((type(self.inner).__name__, report.step))
+            self.inner.log_update(report)
+
+    def at_end(trainer: Trainer) -> None:
+        trainer.env.reset()  # the arenas are not closed yet
+        seen.append(("end", trainer.counters.global_step))
+
+    cfg = small_config(tmp_path, "hooks", "--run.timesteps", str(2 * BATCH), "--run.ascii", "true")
+    result = training.train(cfg, wrap_logger=Wrapping, at_end=at_end)
+    assert seen == [("TrainLogger", BATCH), ("TrainLogger", 2 * BATCH), ("end", 2 * BATCH)]
+    assert result.steps == 2 * BATCH and not result.stopped
+    assert any(result.run_dir.glob("events.out.tfevents.*"))  # the inner TrainLogger wrote TensorBoard
