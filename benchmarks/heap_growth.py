@@ -20,8 +20,8 @@ end, their growth in percent, the least-squares trend after the warm-up).
         [--trace] [--trim] [--seed 0] [--logdir runs/gen28] [--out docs/heap_growth.json]
 
 The run's TrainLogger, TensorBoard included, is measured with it; the sampler sees every update on its way there.
-With `--logdir`
-the run is kept (checkpoints and TensorBoard in LOGDIR/heap), so a league generation's run can be this measurement.
+With `--logdir` the run is kept (checkpoints and TensorBoard in LOGDIR/heap), so a league generation's run can be
+this measurement.
 
 Linux with glibc only (mallinfo2, glibc 2.33 or newer); elsewhere it says so and exits 2.
 """
