@@ -13,7 +13,13 @@ from rocketrl.cli import main
 from rocketrl.env.obs import OBS_SIZE
 from rocketrl.infra.checkpoint import load_checkpoint, read_meta, save_checkpoint
 from rocketrl.policy.average import averaged_leaves, averaged_network, pooled_statistics
-from rocketrl.policy.load import load_policy, policy_from_checkpoint, policy_name, resolve_checkpoint
+from rocketrl.policy.load import (
+    gauntlet_bots,
+    load_policy,
+    policy_from_checkpoint,
+    policy_name,
+    resolve_checkpoint,
+)
 
 
 def test_pooled_statistics_by_hand() -> None:
@@ -225,3 +231,13 @@ def test_an_average_of_averages_names_every_checkpoint_it_holds_and_its_weight(
         (3, "gauntlet_v1"),
         (4, "gauntlet_v1"),
     ]
+
+
+def test_a_gauntlet_bot_is_recorded_by_its_name_not_this_installation_s_path(tmp_path: Path) -> None:
+    out = tmp_path / "pair.safetensors"
+    assert main(["average", "gauntlet_v2", "pretrained", "--out", str(out)]) == 0
+    newest = gauntlet_bots()[-1]  # 'pretrained' is the newest gauntlet bot, recorded as the version it is today
+    entries = read_meta(out)["averaged_from"]
+    assert [entry["checkpoint"] for entry in entries] == ["gauntlet_v2", newest]
+    assert [leaf["checkpoint"] for leaf in averaged_leaves(entries)] == ["gauntlet_v2", newest]
+    assert all(resolve_checkpoint(entry["checkpoint"]).is_file() for entry in entries)  # the names load again

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from rocketrl.infra.checkpoint import load_checkpoint, save_checkpoint
-from rocketrl.policy.load import checkpoint_config, resolve_checkpoint, run_tail
+from rocketrl.policy.load import GAUNTLET_DIR, GAUNTLET_PREFIX, checkpoint_config, resolve_checkpoint, run_tail
 from rocketrl.policy.normalize import VAR_EPS
 
 __all__ = ["average_checkpoints", "averaged_leaves", "averaged_network", "pooled_statistics"]
@@ -101,9 +101,9 @@ def average_checkpoints(specs: Sequence[str | Path], out: str | Path, from_step:
     """Average the bots at `specs` (checkpoint paths, shipped names such as 'gauntlet_v10', or run folders for
     their last checkpoint; with `from_step`, agent-steps, for every checkpoint they kept at or past it) into one
     checkpoint at `out`: the averaged network, the pooled observation statistics and the first bot's config, with
-    `averaged_from` (each bot's checkpoint path and step, and its run's seed and start) in its metadata. Loads with
-    `--checkpoint`, starts a run with `run.init_from`. Raises ValueError naming the setting or parameter where the
-    bots differ."""
+    `averaged_from` in its metadata (each bot's checkpoint path, a gauntlet bot by its name, its step, and its run's
+    seed and start). Loads with `--checkpoint`, starts a run with `run.init_from`. Raises ValueError naming the
+    setting or parameter where the bots differ."""
     if from_step is None:
         paths = [resolve_checkpoint(spec) for spec in specs]
     else:
@@ -146,11 +146,19 @@ def average_checkpoints(specs: Sequence[str | Path], out: str | Path, from_step:
         "config": configs[0],
         "step": max(known) if known else None,
         "averaged_from": [
-            {"checkpoint": str(p), "step": s, **({"averaged_from": inner} if inner else _run_of(config))}
+            {"checkpoint": source_name(p), "step": s, **({"averaged_from": inner} if inner else _run_of(config))}
             for p, s, inner, config in zip(paths, steps, sources, configs, strict=True)
         ],
     }
     return save_checkpoint(out, kept, meta)
+
+
+def source_name(path: Path) -> str:
+    """How an average records one of its bots: a gauntlet bot by its name ('gauntlet_vN', which loads on any
+    installation), any other checkpoint by its path as given."""
+    if path.resolve().parent == GAUNTLET_DIR.resolve() and path.stem[1:].isdigit():
+        return f"{GAUNTLET_PREFIX}{path.stem[1:]}"
+    return str(path)
 
 
 def _run_of(config: Mapping[str, Any]) -> dict[str, Any]:
