@@ -144,11 +144,13 @@ def test_a_differing_choice_is_explained_by_what_the_bot_read_or_by_arithmetic()
     bot = _TieBot(np.array([0.0, 1.25, -2.0], np.float32))
     table = bot.policy.table
     read = explain_difference(bot, None, np.zeros(8, np.float32), direct_obs, table[0], table[1])
-    assert read == {"observation_gap": 0.25, "fields": ["ball.pos.y"], "cause": "observation", "margin": 0.5}
+    seen = {"observation_gap": 0.25, "fields": ["ball.pos.y"], "read": {"ball.pos.y": [1.25, 1.0]}}
+    assert read == {**seen, "cause": "observation", "margin": 0.5}
     numeric = explain_difference(bot, None, np.zeros(8, np.float32), direct_obs, table[1], table[0])
-    assert numeric == {"observation_gap": 0.25, "fields": ["ball.pos.y"], "cause": "arithmetic", "margin": 0.5}
+    assert numeric == {**seen, "cause": "arithmetic", "margin": 0.5}
     summary = summarize_differences([read, numeric])
     assert summary["count"] == 2 and summary["by_cause"] == {"observation": 1, "arithmetic": 1}
     assert summary["by_field"] == {"ball.pos.y": 2} and summary["largest_observation_gap"] == 0.25
     assert summary["margins_logits"] == [0.5, 0.5]
+    assert summary["each"] == [read, numeric]  # one by one, with what the bot read
     assert summarize_differences([])["count"] == 0

@@ -309,16 +309,20 @@ def explain_difference(bot: Any, packet: Any, prev_controls: np.ndarray, direct_
     """Why the bot chose `chosen` (8,) where the checkpoint chose `direct_controls` (8,) on one state.
     `observation_gap`: the largest difference between the observation the bot read from the packet and rocketrl's
     `direct_obs` (floats); `fields`: the names of the floats that differ by more than 1e-3, largest first (at most
-    five; rocketrl.env.obs.field_name). `cause`: 'observation' where the bot's own network on rocketrl's
-    observation chooses as the checkpoint did (what it read made the difference), else 'arithmetic' (its numpy
-    network and torch differ on the same input). `margin`: on rocketrl's observation, the bot's network's logit gap
-    between the two choices (how near a tie it was). Cause and margin only for discrete bots without recurrent
-    state (else None): asking an LSTM again would advance it."""
+    five; rocketrl.env.obs.field_name); `read`: each such field as [what the bot read, rocketrl's value]. `cause`:
+    'observation' where the bot's own network on rocketrl's observation chooses as the checkpoint did (what it read
+    made the difference), else 'arithmetic' (its numpy network and torch differ on the same input). `margin`: on
+    rocketrl's observation, the bot's network's logit gap between the two choices (how near a tie it was). Cause
+    and margin only for discrete bots without recurrent state (else None): asking an LSTM again would advance it."""
     policy = bot.policy
     bot_obs = bot.observe(packet, prev_controls)
     diff = np.abs(bot_obs.astype(np.float64) - direct_obs.astype(np.float64))
     order = [int(i) for i in np.argsort(-diff, kind="stable")[:5] if diff[i] > 1e-3]
-    seen = {"observation_gap": float(diff.max()), "fields": [field_name(i) for i in order]}
+    seen = {
+        "observation_gap": float(diff.max()),
+        "fields": [field_name(i) for i in order],
+        "read": {field_name(i): [float(bot_obs[i]), float(direct_obs[i])] for i in order},
+    }
     if not policy.discrete or policy.lstm is not None:
         return {**seen, "cause": None, "margin": None}
     logits = policy.logits(direct_obs[None].astype(np.float32))[0]
@@ -331,9 +335,13 @@ def explain_difference(bot: Any, packet: Any, prev_controls: np.ndarray, direct_
     return {**seen, "cause": cause, "margin": abs(best(direct_controls) - best(chosen))}
 
 
+DIFFERENCES_LISTED = 20
+"""How many differing choices a report lists one by one (with what the bot read), the first ones of the run."""
+
+
 def summarize_differences(differences: list[dict]) -> dict:
-    """Counts by cause and by differing observation field, and the largest observation gap and logit margin over
-    the differing choices."""
+    """Counts by cause and by differing observation field, the largest observation gap and logit margin over the
+    differing choices, and the first DIFFERENCES_LISTED of them as explain_difference gave them (`each`)."""
     gaps = [d["observation_gap"] for d in differences]
     margins = [d["margin"] for d in differences if d["margin"] is not None]
     fields = Counter(name for d in differences for name in d["fields"])
@@ -344,4 +352,5 @@ def summarize_differences(differences: list[dict]) -> dict:
         "largest_observation_gap": max(gaps) if gaps else None,
         "largest_margin_logits": max(margins) if margins else None,
         "margins_logits": sorted(round(m, 6) for m in margins),
+        "each": differences[:DIFFERENCES_LISTED],
     }
