@@ -138,13 +138,17 @@ def test_a_differing_choice_is_explained_by_what_the_bot_read_or_by_arithmetic()
     the checkpoint chose 0 and the bot 1, the bot's reading made the difference ('observation'); where the
     checkpoint chose 1 and the bot 0, the networks differ on one input ('arithmetic'); the gap is the largest
     observation difference, named; the summary counts both."""
-    from rocketrl.export.packet_game import explain_difference, summarize_differences
+    from rocketrl.env.obs import OBS_SIZE
+    from rocketrl.export.packet_game import CAR_DEMOLISHED, explain_difference, summarize_differences
 
-    direct_obs = np.array([0.0, 1.0, -2.0], np.float32)
-    bot = _TieBot(np.array([0.0, 1.25, -2.0], np.float32))
+    direct_obs = np.zeros(OBS_SIZE, np.float32)
+    direct_obs[1:3] = [1.0, -2.0]
+    seen_obs = direct_obs.copy()
+    seen_obs[1] = 1.25
+    bot = _TieBot(seen_obs)
     table = bot.policy.table
     read = explain_difference(bot, None, np.zeros(8, np.float32), direct_obs, table[0], table[1])
-    seen = {"observation_gap": 0.25, "fields": ["ball.pos.y"], "read": {"ball.pos.y": [1.25, 1.0]}}
+    seen = {"observation_gap": 0.25, "fields": ["ball.pos.y"], "read": {"ball.pos.y": [1.25, 1.0]}, "demolished": False}
     assert read == {**seen, "cause": "observation", "margin": 0.5}
     numeric = explain_difference(bot, None, np.zeros(8, np.float32), direct_obs, table[1], table[0])
     assert numeric == {**seen, "cause": "arithmetic", "margin": 0.5}
@@ -153,4 +157,12 @@ def test_a_differing_choice_is_explained_by_what_the_bot_read_or_by_arithmetic()
     assert summary["by_field"] == {"ball.pos.y": 2} and summary["largest_observation_gap"] == 0.25
     assert summary["margins_logits"] == [0.5, 0.5]
     assert summary["each"] == [read, numeric]  # one by one, with what the bot read
+    assert summary["while_demolished"] == 0
+    # While the bot's own car is demolished its controls do nothing: such a difference is told apart.
+    wrecked = np.zeros(OBS_SIZE, np.float32)
+    wrecked[CAR_DEMOLISHED] = 1.0
+    bot = _TieBot(wrecked + np.float32(0.5) * (np.arange(OBS_SIZE) == 1).astype(np.float32))
+    during = explain_difference(bot, None, np.zeros(8, np.float32), wrecked, table[0], table[1])
+    assert during["demolished"] and during["fields"] == ["ball.pos.y"]
+    assert summarize_differences([read, during])["while_demolished"] == 1
     assert summarize_differences([])["count"] == 0

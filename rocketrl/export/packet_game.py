@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from rocketrl.env.obs import DefaultObs, field_name
+from rocketrl.env.obs import OBS_SIZE, DefaultObs, field_name
 from rocketrl.env.setters import KickoffSetter
 from rocketrl.export.game_packets import PacketWriter, field_info
 from rocketrl.league.ratings import win_rate_interval
@@ -309,7 +309,8 @@ def explain_difference(bot: Any, packet: Any, prev_controls: np.ndarray, direct_
     """Why the bot chose `chosen` (8,) where the checkpoint chose `direct_controls` (8,) on one state.
     `observation_gap`: the largest difference between the observation the bot read from the packet and rocketrl's
     `direct_obs` (floats); `fields`: the names of the floats that differ by more than 1e-3, largest first (at most
-    five; rocketrl.env.obs.field_name); `read`: each such field as [what the bot read, rocketrl's value]. `cause`:
+    five; rocketrl.env.obs.field_name); `read`: each such field as [what the bot read, rocketrl's value];
+    `demolished`: the bot's car was demolished (its controls do nothing until it respawns). `cause`:
     'observation' where the bot's own network on rocketrl's observation chooses as the checkpoint did (what it read
     made the difference), else 'arithmetic' (its numpy network and torch differ on the same input). `margin`: on
     rocketrl's observation, the bot's network's logit gap between the two choices (how near a tie it was). Cause
@@ -322,6 +323,7 @@ def explain_difference(bot: Any, packet: Any, prev_controls: np.ndarray, direct_
         "observation_gap": float(diff.max()),
         "fields": [field_name(i) for i in order],
         "read": {field_name(i): [float(bot_obs[i]), float(direct_obs[i])] for i in order},
+        "demolished": bool(direct_obs[CAR_DEMOLISHED] > 0.5),
     }
     if not policy.discrete or policy.lstm is not None:
         return {**seen, "cause": None, "margin": None}
@@ -335,13 +337,16 @@ def explain_difference(bot: Any, packet: Any, prev_controls: np.ndarray, direct_
     return {**seen, "cause": cause, "margin": abs(best(direct_controls) - best(chosen))}
 
 
+CAR_DEMOLISHED = next(i for i in range(OBS_SIZE) if field_name(i) == "car.demolished")
+"""The observation float that says the agent's own car is demolished."""
 DIFFERENCES_LISTED = 20
 """How many differing choices a report lists one by one (with what the bot read), the first ones of the run."""
 
 
 def summarize_differences(differences: list[dict]) -> dict:
-    """Counts by cause and by differing observation field, the largest observation gap and logit margin over the
-    differing choices, and the first DIFFERENCES_LISTED of them as explain_difference gave them (`each`)."""
+    """Counts by cause and by differing observation field, how many came while the bot's car was demolished (where
+    its controls do nothing), the largest observation gap and logit margin over the differing choices, and the
+    first DIFFERENCES_LISTED of them as explain_difference gave them (`each`)."""
     gaps = [d["observation_gap"] for d in differences]
     margins = [d["margin"] for d in differences if d["margin"] is not None]
     fields = Counter(name for d in differences for name in d["fields"])
@@ -349,6 +354,7 @@ def summarize_differences(differences: list[dict]) -> dict:
         "count": len(differences),
         "by_cause": dict(Counter(str(d["cause"]) for d in differences)),
         "by_field": dict(fields.most_common()),
+        "while_demolished": sum(bool(d.get("demolished")) for d in differences),
         "largest_observation_gap": max(gaps) if gaps else None,
         "largest_margin_logits": max(margins) if margins else None,
         "margins_logits": sorted(round(m, 6) for m in margins),
