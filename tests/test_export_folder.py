@@ -138,8 +138,8 @@ def test_a_differing_choice_is_explained_by_what_the_bot_read_or_by_arithmetic()
     the checkpoint chose 0 and the bot 1, the bot's reading made the difference ('observation'); where the
     checkpoint chose 1 and the bot 0, the networks differ on one input ('arithmetic'); the gap is the largest
     observation difference, named; the summary counts both."""
-    from rocketrl.env.obs import OBS_SIZE
-    from rocketrl.export.packet_game import CAR_DEMOLISHED, explain_difference, summarize_differences
+    from rocketrl.env.obs import CAR_DEMOLISHED, OBS_SIZE
+    from rocketrl.export.packet_game import explain_difference, summarize_differences
 
     direct_obs = np.zeros(OBS_SIZE, np.float32)
     direct_obs[1:3] = [1.0, -2.0]

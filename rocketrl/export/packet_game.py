@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from rocketrl.env.obs import OBS_SIZE, DefaultObs, field_name
+from rocketrl.env.obs import CAR_DEMOLISHED, DefaultObs, field_name
 from rocketrl.env.setters import KickoffSetter
 from rocketrl.export.game_packets import PacketWriter, field_info
 from rocketrl.league.ratings import win_rate_interval
@@ -337,8 +337,6 @@ def explain_difference(bot: Any, packet: Any, prev_controls: np.ndarray, direct_
     return {**seen, "cause": cause, "margin": abs(best(direct_controls) - best(chosen))}
 
 
-CAR_DEMOLISHED = next(i for i in range(OBS_SIZE) if field_name(i) == "car.demolished")
-"""The observation float that says the agent's own car is demolished."""
 DIFFERENCES_LISTED = 20
 """How many differing choices a report lists one by one (with what the bot read), the first ones of the run."""
 
