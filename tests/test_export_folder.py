@@ -161,7 +161,9 @@ def test_a_differing_choice_is_explained_by_what_the_bot_read_or_by_arithmetic()
     # While the bot's own car is demolished its controls do nothing: such a difference is told apart.
     wrecked = np.zeros(OBS_SIZE, np.float32)
     wrecked[CAR_DEMOLISHED] = 1.0
-    bot = _TieBot(wrecked + np.float32(0.5) * (np.arange(OBS_SIZE) == 1).astype(np.float32))
+    wrecked_seen = wrecked.copy()
+    wrecked_seen[1] = 0.5
+    bot = _TieBot(wrecked_seen)
     during = explain_difference(bot, None, np.zeros(8, np.float32), wrecked, table[0], table[1])
     assert during["demolished"] and during["fields"] == ["ball.pos.y"]
     assert summarize_differences([read, during])["while_demolished"] == 1

@@ -352,7 +352,7 @@ def summarize_differences(differences: list[dict]) -> dict:
         "count": len(differences),
         "by_cause": dict(Counter(str(d["cause"]) for d in differences)),
         "by_field": dict(fields.most_common()),
-        "while_demolished": sum(bool(d.get("demolished")) for d in differences),
+        "while_demolished": sum(d["demolished"] for d in differences),
         "largest_observation_gap": max(gaps) if gaps else None,
         "largest_margin_logits": max(margins) if margins else None,
         "margins_logits": sorted(round(m, 6) for m in margins),
