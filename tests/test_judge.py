@@ -12,8 +12,8 @@ import rocketrl.eval.cli  # noqa: F401  binds the real play_match before any tes
 import rocketrl.league.match as match
 import rocketrl.policy.load as load
 from rocketrl.cli import main
-from rocketrl.eval.judge import SET_SEEDS, compare_field, judge_sets, pass_chance
-from rocketrl.eval.judge_cli import field_bots
+from rocketrl.eval.judge import SCRIPTED_FLOOR, SET_SEEDS, FloorResult, compare_field, judge_sets, pass_chance
+from rocketrl.eval.judge_cli import field_bots, parse_floor
 from rocketrl.league.match import MatchResult
 
 
@@ -304,4 +304,61 @@ def test_the_chance_each_rule_passes_a_bot_as_the_docs_table_gives_it() -> None:
 def test_the_pooled_rule_refuses_too_few_games_or_no_field_before_any_game(games, capsys, args, message) -> None:
     assert main(["judge", "rule_policy", "--parent", "random", *args]) == 2
     assert message in capsys.readouterr().err
+    assert games.played == []
+
+
+def test_a_floor_counts_wins_only_and_refuses_a_candidate_under_it_by_name() -> None:
+    # gauntlet_v24 against ball_chaser (docs/league_gen33_line_average_gauntlet_eval.json): 96 of 100
+    assert not FloorResult("ball_chaser", 96, 0, 4, 0.97).met and FloorResult("ball_chaser", 97, 0, 3, 0.97).met
+    assert FloorResult("shadow_goalie", 90, 0, 10, 0.9).met and not FloorResult("shadow_goalie", 89, 1, 10, 0.9).met
+    assert not FloorResult("rule_policy", 0, 0, 0, 0.5).met  # no games: nothing shown
+    assert FloorResult("rule_policy", 50, 0, 50, 0.5).met  # 0.5 * 100 is 50 wins exactly, not 51 by rounding
+    ahead = compare_field([_vs("cand", "v15", 62, 38)], [_vs("parent", "v15", 59, 41)])
+    floor = [FloorResult("rule_policy", 100, 0, 0, 0.97), FloorResult("ball_chaser", 96, 0, 4, 0.97)]
+    verdict = judge_sets([_set(60, 0, 40)] * 10, field=ahead, rule="pooled", floor=floor)
+    assert verdict.reasons == ("against ball_chaser it won 96 of 100, under the floor of 97%",) and not verdict.ships
+    assert judge_sets([_set(60, 0, 40)] * 10, field=ahead, rule="pooled", floor=floor[:1]).ships
+    assert judge_sets([_set(60, 0, 40)] * 5, floor=floor).reasons == verdict.reasons  # the every-set rule asks it too
+
+
+def test_floor_text_reads_scripted_and_bot_share_pairs_and_refuses_the_rest_by_name() -> None:
+    assert parse_floor("scripted") == SCRIPTED_FLOOR == {"rule_policy": 0.97, "shadow_goalie": 0.9, "ball_chaser": 0.9}
+    assert parse_floor("scripted, ball_chaser=0.99") == SCRIPTED_FLOOR | {"ball_chaser": 0.99}
+    assert parse_floor("gauntlet_v1=0.8") == {"gauntlet_v1": 0.8}
+    for text in ("ball_chaser", "ball_chaser=1.5", "ball_chaser=0", "ball_chaser=x", "=0.9"):
+        with pytest.raises(ValueError, match="give BOT=SHARE with a share of the games in"):
+            parse_floor(text)
+    with pytest.raises(ValueError, match="name at least one bot"):
+        parse_floor(" , ")
+
+
+def test_the_command_plays_the_floor_first_on_the_first_seed_and_refuses_a_candidate_under_it(
+    games, tmp_path, capsys
+) -> None:
+    out = tmp_path / "judged.json"
+    args = ["judge", "rule_policy", "--parent", "random", "--seeds", "11,0", "--floor",
+            "shadow_goalie=0.6,ball_chaser=0.61", "--json", str(out)]  # fmt: skip
+    assert main(args) == 1  # every set won 60-40; the stand-in wins 60 of 100 against each floor bot too
+    assert games.played[:2] == [("rule_policy", "shadow_goalie", 11, 100), ("rule_policy", "ball_chaser", 11, 100)]
+    assert [p[1] for p in games.played[2:]] == ["random", "random"]
+    report = json.loads(out.read_text())
+    assert report["floor"]["seed"] == 11 and [b["met"] for b in report["floor"]["bots"]] == [True, False]
+    assert report["floor"]["bots"][1] == {"opponent": "ball_chaser", "wins": 60, "draws": 0, "losses": 40,
+                                          "num_games": 100, "required": 0.61, "met": False}  # fmt: skip
+    assert report["verdict"]["reasons"] == ["against ball_chaser it won 60 of 100, under the floor of 61%"]
+    printed = capsys.readouterr().out
+    assert "floor, seed 11: shadow_goalie: won 60 of 100, floor 60% met" in printed
+    assert main([*args[:7], "shadow_goalie=0.6"]) == 0  # the floor met, every set won: it ships
+
+
+@pytest.mark.parametrize("floor", ["ball_chaser", "ball_chaser=97", "scripted,rule_policy=-1"])
+def test_a_bad_floor_is_refused_before_any_game(games, capsys, floor) -> None:
+    assert main(["judge", "rule_policy", "--parent", "random", "--floor", floor]) == 2
+    assert "--floor" in capsys.readouterr().err
+    assert games.played == []
+
+
+def test_a_floor_bot_that_does_not_load_is_refused_before_the_long_games(games, capsys) -> None:
+    assert main(["judge", "rule_policy", "--parent", "random", "--floor", "no_such_bot=0.9"]) == 2
+    assert "no_such_bot" in capsys.readouterr().err
     assert games.played == []

@@ -45,6 +45,47 @@ POOLED_MIN_GAMES = 1000
 """Games against the parent the pooled rule needs: at 1,000 the 95% interval is about +-3 points wide."""
 
 
+SCRIPTED_FLOOR: dict[str, float] = {"rule_policy": 0.97, "shadow_goalie": 0.90, "ball_chaser": 0.90}
+"""`--floor scripted`: the share of games a candidate must win against each scripted bot (the shipped bot's
+targets: 97 of 100 against RulePolicy, 90 against each scripted style)."""
+
+
+@dataclass(frozen=True)
+class FloorResult:
+    """The candidate's games against one floor bot and the share of them it must win (a draw is not a win)."""
+
+    opponent: str
+    wins: int
+    draws: int
+    losses: int
+    required: float
+    """Fraction of the games, in (0, 1]."""
+
+    @property
+    def num_games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def met(self) -> bool:
+        """At least `required` of the games won (97% of 100 games: 97 wins)."""
+        return self.num_games > 0 and self.wins >= math.ceil(self.required * self.num_games - 1e-9)
+
+    def summary(self) -> str:
+        state = "met" if self.met else "not met"
+        return f"{self.opponent}: won {self.wins} of {self.num_games}, floor {self.required:.0%} {state}"
+
+    def to_dict(self) -> dict:
+        return {
+            "opponent": self.opponent,
+            "wins": self.wins,
+            "draws": self.draws,
+            "losses": self.losses,
+            "num_games": self.num_games,
+            "required": self.required,
+            "met": self.met,
+        }
+
+
 @dataclass(frozen=True)
 class Verdict:
     """What the sets say: the pooled counts, the win rate and its interval (fractions), and whether it ships."""
@@ -187,10 +228,11 @@ def judge_sets(
     seeds: Sequence[int] | None = None,
     field: FieldComparison | None = None,
     rule: str = "every-set",
+    floor: Sequence[FloorResult] = (),
 ) -> Verdict:
     """The verdict of `rule` (one of `RULES`) over `sets`, each one candidate-vs-parent match (the candidate is
     side A), and, with `field`, the candidate not clearly weaker than its parent against other bots (the pooled
-    rule needs `field` and the candidate not behind there).
+    rule needs `field` and the candidate not behind there); every `floor` result must be met under either rule.
 
     `seeds` (one per set) only names the sets in the reasons. No sets, or an unknown rule, is refused."""
     if rule not in RULES:
@@ -227,4 +269,9 @@ def judge_sets(
             f"against the field it scored {field.candidate_rate:.1%} to the parent's {field.parent_rate:.1%}: "
             f"behind it ({field.difference:+.1%})"
         )
+    reasons += [
+        f"against {f.opponent} it won {f.wins} of {f.num_games}, under the floor of {f.required:.0%}"
+        for f in floor
+        if not f.met
+    ]
     return Verdict(wins, draws, losses, rate, low, high, ships=not reasons, reasons=tuple(reasons), rule=rule)

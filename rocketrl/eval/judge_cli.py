@@ -7,8 +7,10 @@ Each set is `rocketrl eval --checkpoint CANDIDATE --opponents PARENT --seed S` w
 games of 120 s from spawns jittered by 5 uu), so every set can be replayed alone and comes out the same. With
 `--field gauntlet_v13,gauntlet_v12,...` the candidate and the parent also play those bots on the first seed's games
 (on the first K seeds' with `--field-seeds K`: five bots on one seed give the two bots' difference a 95% interval
-of about +-6 points, on two about +-4), and a candidate clearly weaker than its parent there does not ship. Exit
-code 0 when the candidate ships by the rule, 1 when it does not, 2 on bad input.
+of about +-6 points, on two about +-4), and a candidate clearly weaker than its parent there does not ship. With
+`--floor scripted` (or `--floor ball_chaser=0.99,...`) the candidate also plays each floor bot on the first seed's
+games, before anything else, and must win that share of them. Exit code 0 when the candidate ships by the rule, 1
+when it does not, 2 on bad input.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import argparse
 import os
 
 from rocketrl.cli_args import positive_int
-from rocketrl.eval.judge import POOLED_MIN_GAMES, RULES, SET_SEEDS
+from rocketrl.eval.judge import POOLED_MIN_GAMES, RULES, SCRIPTED_FLOOR, SET_SEEDS
 
 _SETTINGS = ("num_games", "game_seconds", "kickoff_jitter", "workers", "device")
 """What decided each set's games besides its seed, for the JSON report."""
@@ -70,6 +72,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="K",
         help="play the field on the first K seeds' games, K sets per bot (default 1); more seeds, a firmer field",
     )
+    p.add_argument(
+        "--floor",
+        default=None,
+        metavar="BOTS",
+        help="the share of the first seed's games the candidate must win against named bots: 'scripted' ("
+        + ", ".join(f"{bot} {share:.0%}" for bot, share in SCRIPTED_FLOOR.items())
+        + ") and/or BOT=SHARE pairs, comma-separated, e.g. scripted,ball_chaser=0.99; played first",
+    )
     p.add_argument("--num-games", type=positive_int, default=100, help="games per set (default 100)")
     p.add_argument("--game-seconds", type=float, default=120.0, help="game clock in seconds (default 120)")
     p.add_argument("--kickoff-jitter", type=float, default=5.0, metavar="UU", help="spawn jitter (default 5 uu)")
@@ -94,17 +104,42 @@ def parse_seeds(text: str) -> list[int]:
     return seeds
 
 
+def parse_floor(text: str) -> dict[str, float]:
+    """'scripted,ball_chaser=0.99' -> {bot: share}: 'scripted' stands for `SCRIPTED_FLOOR`, a later pair overrides
+    an earlier one; refuses a bot without a share, a share outside (0, 1] and an empty list by name."""
+    floor: dict[str, float] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        if part == "scripted":
+            floor |= SCRIPTED_FLOOR
+            continue
+        bot, sep, share_text = part.partition("=")
+        try:
+            share = float(share_text) if sep else None
+        except ValueError:
+            share = None
+        if not bot.strip() or share is None or not 0.0 < share <= 1.0:
+            raise ValueError(
+                f"--floor {part!r}: give BOT=SHARE with a share of the games in (0, 1], e.g. ball_chaser=0.9, "
+                "or 'scripted'"
+            )
+        floor[bot.strip()] = share
+    if not floor:
+        raise ValueError(f"--floor {text!r}: name at least one bot, e.g. --floor scripted")
+    return floor
+
+
 def cmd_judge(args: argparse.Namespace) -> int:
     """Play the sets (and the field), print each and the verdict; 0 if the candidate ships, 1 if not."""
     import torch
 
     from rocketrl.env.setters import MAX_KICKOFF_JITTER, kickoff_jitter_in_range
-    from rocketrl.eval.judge import compare_field, judge_sets
+    from rocketrl.eval.judge import FloorResult, compare_field, judge_sets
     from rocketrl.infra.atomic_json import write_json_atomic
     from rocketrl.infra.machine_cache import cpu_model_and_flags
     from rocketrl.policy.load import same_checkpoint
 
     seeds = parse_seeds(args.seeds)
+    floor = parse_floor(args.floor) if args.floor is not None else {}
     if args.rule == "pooled" and not args.field:
         raise ValueError("--rule pooled: give --field BOTS too; the pooled rule asks the candidate to be level there")
     if args.rule == "pooled" and len(seeds) * args.num_games < POOLED_MIN_GAMES:
@@ -126,6 +161,11 @@ def cmd_judge(args: argparse.Namespace) -> int:
     field = field_bots(args.field, (args.candidate, args.parent)) if args.field else []
     if args.device == "cpu":
         torch.set_num_threads(1)  # small batched ops: one thread is fastest and never stalls on busy cores
+    floor_results = []
+    for bot, share in floor.items():  # first: the cheapest games, and a bad bot name is refused before the long ones
+        played = _play_set(args.candidate, bot, seeds[0], args)
+        floor_results.append(FloorResult(played.name_b, played.wins, played.draws, played.losses, share))
+        print(f"floor, seed {seeds[0]}: {floor_results[-1].summary()}", flush=True)
     sets = [_play_set(args.candidate, args.parent, seed, args) for seed in seeds]
     comparison = None
     field_seeds = seeds[: args.field_seeds]
@@ -135,7 +175,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
         comparison = compare_field(mine, theirs)
         named = "seed" if len(field_seeds) == 1 else "seeds"
         print(f"field, {named} {', '.join(map(str, field_seeds))}: {comparison.summary()}")
-    verdict = judge_sets(sets, seeds, comparison, rule=args.rule)
+    verdict = judge_sets(sets, seeds, comparison, rule=args.rule, floor=floor_results)
     print(f"{sets[0].name_a} against {sets[0].name_b} over {len(sets)} sets: {verdict.summary()}")
     if args.json:
         report = {
@@ -155,6 +195,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
                 for seed, a, b in zip(match_seeds, mine, theirs, strict=True)
             ]
             report["field"] = comparison.to_dict() | {"seed": seeds[0], "seeds": field_seeds, "matches": matches}
+        if floor_results:
+            report["floor"] = {"seed": seeds[0], "bots": [f.to_dict() for f in floor_results]}
         write_json_atomic(args.json, report)
         print(f"results written to {args.json}")
     return 0 if verdict.ships else 1
