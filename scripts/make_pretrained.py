@@ -160,8 +160,8 @@ def leaf_run(path: Path) -> dict:
 
 
 def judged_sets(path: str, report: dict, source: Path) -> dict:
-    """The card's record of a `rocketrl judge --json` file `report` of the bot at `source`: the parent, each set and
-    the verdict. Exits naming the file when it judged another bot."""
+    """The card's record of a `rocketrl judge --json` file `report` of the bot at `source`: the parent, each set, the
+    verdict, the field's comparison and the floor's games. Exits naming the file when it judged another bot."""
     if resolve_checkpoint(report["candidate"]).resolve() != source.resolve():
         sys.exit(f"{path}: judged {report['candidate']}, not {source}; judge the bot being shipped")
     verdict = report["verdict"]
@@ -176,6 +176,8 @@ def judged_sets(path: str, report: dict, source: Path) -> dict:
     }
     if "field" in report:  # the candidate and the parent against other bots: the comparison, not every game
         judged["field"] = {k: v for k, v in report["field"].items() if k != "matches"}
+    if "floor" in report:  # the candidate's games against the floor bots (rocketrl judge --floor): a few, kept whole
+        judged["floor"] = report["floor"]
     return judged
 
 

@@ -261,7 +261,9 @@ def test_a_bot_ships_only_with_a_passed_judgement_of_itself_and_its_card_keeps_t
     with pytest.raises(SystemExit, match="judge the bot being shipped"):
         make_pretrained.league(str(record), [str(judged)])
     assert not (gauntlet_dir / "v2.safetensors").exists()
-    judged.write_text(json.dumps(_judged(bot, [60, 62, 65])))
+    floor = {"seed": 0, "bots": [{"opponent": "ball_chaser", "wins": 97, "draws": 0, "losses": 3, "num_games": 100,
+                                  "required": 0.9, "met": True}]}  # fmt: skip
+    judged.write_text(json.dumps(_judged(bot, [60, 62, 65]) | {"floor": floor}))
     runs = tmp_path / "league_runs.jsonl"  # record_league's lines: this bot's, its own earlier games, another bot's
     settings = "100 games each, 120 s, greedy, kickoff jitter 5 uu (docs/{})"
     lines = [
@@ -279,6 +281,7 @@ def test_a_bot_ships_only_with_a_passed_judgement_of_itself_and_its_card_keeps_t
     (judgement,) = card["judged"]
     assert judgement["parent"] == "gauntlet_v1" and judgement["verdict"]["ships"] is True
     assert [s["seed"] for s in judgement["sets"]] == [0, 7, 11] and judgement["verdict"]["wins"] == 187
+    assert judgement["floor"] == floor  # the floor's games, whole
     assert judgement["sets"][1] == {"seed": 7, "wins": 62, "draws": 0, "losses": 38, "goals_for": 124,
                                          "goals_against": 38}  # fmt: skip
     (gauntlet_dir / "v2.safetensors").unlink()
@@ -287,6 +290,7 @@ def test_a_bot_ships_only_with_a_passed_judgement_of_itself_and_its_card_keeps_t
     make_pretrained.league(str(record), [str(lost), str(judged)])
     card = json.loads((gauntlet_dir / "v2.json").read_text())
     assert [j["verdict"]["ships"] for j in card["judged"]] == [False, True]
+    assert "floor" not in card["judged"][0] and card["judged"][1]["floor"] == floor  # judged without, and with one
     assert card["judged"][0]["path"] == str(lost) and card["judged"][0]["verdict"]["reasons"] == [
         "seed 7 lost: 49W 0D 51L"
     ]
