@@ -317,7 +317,9 @@ def test_a_floor_counts_wins_only_and_refuses_a_candidate_under_it_by_name() -> 
     floor = [FloorResult("rule_policy", 100, 0, 0, 0.97), FloorResult("ball_chaser", 96, 0, 4, 0.97)]
     verdict = judge_sets([_set(60, 0, 40)] * 10, field=ahead, rule="pooled", floor=floor)
     assert verdict.reasons == ("against ball_chaser it won 96 of 100, under the floor of 97%",) and not verdict.ships
-    assert judge_sets([_set(60, 0, 40)] * 10, field=ahead, rule="pooled", floor=floor[:1]).ships
+    passed = judge_sets([_set(60, 0, 40)] * 10, field=ahead, rule="pooled", floor=floor[:1])
+    assert passed.ships and passed.floor == ("rule_policy",) and passed.to_dict()["floor"] == ["rule_policy"]
+    assert passed.summary().endswith("not behind the parent on the field, the floor met against rule_policy)")
     assert judge_sets([_set(60, 0, 40)] * 5, floor=floor).reasons == verdict.reasons  # the every-set rule asks it too
 
 

@@ -101,6 +101,8 @@ class Verdict:
     """Why it does not ship (empty when it ships): each lost or level set, an interval that reaches even."""
     rule: str = "every-set"
     """Which of `RULES` decided."""
+    floor: tuple[str, ...] = ()
+    """The bots the candidate was held to a floor against (`judge_sets(floor=...)`), met or not."""
 
     @property
     def num_games(self) -> int:
@@ -111,10 +113,11 @@ class Verdict:
             f"{self.wins}W {self.draws}D {self.losses}L of {self.num_games}, win rate {self.win_rate:.1%} "
             f"(95% CI {self.win_rate_low:.1%}-{self.win_rate_high:.1%})"
         )
+        floor = f", the floor met against {', '.join(self.floor)}" if self.floor else ""
         if self.ships and self.rule == "pooled":
-            return f"{pooled}: ships (pooled rule: the interval above even, not behind the parent on the field)"
+            return f"{pooled}: ships (pooled rule: the interval above even, not behind the parent on the field{floor})"
         if self.ships:
-            return f"{pooled}: ships (every set won, the interval above even)"
+            return f"{pooled}: ships (every set won, the interval above even{floor})"
         return f"{pooled}: does not ship ({'; '.join(self.reasons)})"
 
     def to_dict(self) -> dict:
@@ -129,6 +132,7 @@ class Verdict:
             "ships": self.ships,
             "reasons": list(self.reasons),
             "rule": self.rule,
+            "floor": list(self.floor),
         }
 
 
@@ -274,4 +278,5 @@ def judge_sets(
         for f in floor
         if not f.met
     ]
-    return Verdict(wins, draws, losses, rate, low, high, ships=not reasons, reasons=tuple(reasons), rule=rule)
+    bots = tuple(f.opponent for f in floor)
+    return Verdict(wins, draws, losses, rate, low, high, not reasons, tuple(reasons), rule=rule, floor=bots)
