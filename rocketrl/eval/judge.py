@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from rocketrl.league.ratings import win_rate_interval
@@ -75,15 +75,8 @@ class FloorResult:
         return f"{self.opponent}: won {self.wins} of {self.num_games}, floor {self.required:.0%} {state}"
 
     def to_dict(self) -> dict:
-        return {
-            "opponent": self.opponent,
-            "wins": self.wins,
-            "draws": self.draws,
-            "losses": self.losses,
-            "num_games": self.num_games,
-            "required": self.required,
-            "met": self.met,
-        }
+        """Every field, and the two it derives (`num_games`, `met`)."""
+        return asdict(self) | {"num_games": self.num_games, "met": self.met}
 
 
 @dataclass(frozen=True)
