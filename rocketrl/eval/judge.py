@@ -114,17 +114,10 @@ class Verdict:
         return f"{pooled}: does not ship ({'; '.join(self.reasons)})"
 
     def to_dict(self) -> dict:
-        return {
-            "wins": self.wins,
-            "draws": self.draws,
-            "losses": self.losses,
+        """Every field (tuples as lists, for JSON), and `num_games`."""
+        return asdict(self) | {
             "num_games": self.num_games,
-            "win_rate": self.win_rate,
-            "win_rate_low": self.win_rate_low,
-            "win_rate_high": self.win_rate_high,
-            "ships": self.ships,
             "reasons": list(self.reasons),
-            "rule": self.rule,
             "floor": list(self.floor),
         }
 
