@@ -2,6 +2,7 @@
 
 rocketrl train     train a bot with PPO
 rocketrl eval      play full games between policies (win rates, ratings, tournaments)
+rocketrl judge / climb  does a candidate replace its parent; a line of runs judged until one does
 rocketrl export    a checkpoint as an RLBot v5 bot folder or an ONNX actor
 rocketrl render    draw a replay to an MP4, a GIF or PNG frames
 rocketrl watch     play a bot in a game and render it (or stream it to RLViser)
@@ -313,6 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
     from rocketrl.diagnostics import bench, diagnose, doctor  # diagnose, bench, doctor: parsers and commands
     from rocketrl.eval import cli as eval_cli  # eval: parser and command
     from rocketrl.eval import (
+        climb_cli,  # climb: a line of runs from a parent, judged step by step
         judge_cli,  # judge: does a candidate replace its parent, by sets of games
         select_cli,  # select: the best checkpoint of several runs, by games
         stats_cli,  # stats: how each policy played, from replays
@@ -325,6 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
         average_cli,
         eval_cli,
         judge_cli,
+        climb_cli,
         select_cli,
         stats_cli,
         export_cli,

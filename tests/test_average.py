@@ -241,3 +241,15 @@ def test_a_gauntlet_bot_is_recorded_by_its_name_not_this_installation_s_path(tmp
     assert [entry["checkpoint"] for entry in entries] == ["gauntlet_v2", newest]
     assert [leaf["checkpoint"] for leaf in averaged_leaves(entries)] == ["gauntlet_v2", newest]
     assert all(resolve_checkpoint(entry["checkpoint"]).is_file() for entry in entries)  # the names load again
+
+
+def test_a_bot_saved_before_a_model_field_existed_averages_with_a_newer_one(tmp_path: Path) -> None:
+    """gauntlet_v1's card predates model.kind and the attention fields: at their defaults it is the same network."""
+    from rocketrl.policy.average import average_checkpoints
+    from rocketrl.policy.load import checkpoint_config, resolve_checkpoint
+
+    paths = [resolve_checkpoint(bot) for bot in ("gauntlet_v1", "gauntlet_v25")]
+    old, new = (checkpoint_config(path, read_meta(path))["model"] for path in paths)
+    assert "kind" not in old and "kind" in new  # what this test is about: an older model section
+    out = average_checkpoints(["gauntlet_v1", "gauntlet_v25"], tmp_path / "v1_v25.safetensors")
+    assert [entry["checkpoint"] for entry in read_meta(out)["averaged_from"]] == ["gauntlet_v1", "gauntlet_v25"]

@@ -23,6 +23,10 @@ from rocketrl.eval.judge import POOLED_MIN_GAMES, RULES, SCRIPTED_FLOOR, SET_SEE
 
 _SETTINGS = ("num_games", "game_seconds", "kickoff_jitter", "workers", "device")
 """What decided each set's games besides its seed, for the JSON report."""
+RECENT_FIELD = 5
+"""Bots in `--field recent`: the gauntlet bots just before the parent."""
+
+
 _MIRROR = "the candidate is the parent itself; judge a bot trained from it (a run folder or checkpoint)"
 
 
@@ -44,41 +48,62 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--parent", default="pretrained", help="the bot to beat (default pretrained, the newest shipped bot)"
     )
+    p.add_argument("--json", default=None, metavar="PATH", help="write every set and the verdict as JSON")
+    add_judging_arguments(p)
+    p.set_defaults(func=cmd_judge)
+
+
+CLIMB_DEFAULTS = {
+    "rule": "pooled",
+    "seeds": "1,2,3,4,5,6,7,8,9,10",
+    "field": "recent",
+    "field_seeds": 2,
+    "floor": "scripted",
+}
+"""How `rocketrl climb` judges each step unless told otherwise: as the shipped bots since gauntlet_v25 were."""
+
+
+def add_judging_arguments(p: argparse.ArgumentParser, defaults: dict | None = None) -> None:
+    """The arguments that decide a judging's games and rule (`judge`, and `climb` with CLIMB_DEFAULTS)."""
+    d = {"rule": "every-set", "seeds": ",".join(map(str, SET_SEEDS)), "field": None, "field_seeds": 1, "floor": None}
+    d |= defaults or {}
     p.add_argument(
         "--rule",
         choices=RULES,
-        default="every-set",
-        help="every-set (default): every set won and the pooled interval above even; pooled: at least "
+        default=d["rule"],
+        help="every-set: every set won and the pooled interval above even; pooled: at least "
         f"{POOLED_MIN_GAMES} games with the pooled interval above even and, with --field (required), the candidate "
-        "not behind its parent there. Choose it before the games",
+        "not behind its parent there (default %(default)s). Choose it before the games",
     )
     p.add_argument(
         "--seeds",
-        default=",".join(map(str, SET_SEEDS)),
-        help="comma-separated arena seeds, one set each (default 0,7,11,13,17: every shipped bot's since gauntlet_v9; "
-        "the pooled rule needs ten sets of 100)",
+        default=d["seeds"],
+        help="comma-separated arena seeds, one set each (default %(default)s; the pooled rule needs ten sets of 100)",
     )
     p.add_argument(
         "--field",
-        default=None,
+        default=d["field"],
         metavar="BOTS",
         help="also play the candidate and the parent against these bots (comma-separated; 'gauntlet': every "
-        "gauntlet bot) on the first seed's games (--field-seeds); the candidate does not ship if clearly weaker there",
+        f"gauntlet bot; 'recent': the {RECENT_FIELD} shipped just before the parent) on the first seed's games "
+        f"(--field-seeds); the candidate does not ship if clearly weaker there (default {d['field'] or 'none'})",
     )
     p.add_argument(
         "--field-seeds",
         type=positive_int,
-        default=1,
+        default=d["field_seeds"],
         metavar="K",
-        help="play the field on the first K seeds' games, K sets per bot (default 1); more seeds, a firmer field",
+        help="play the field on the first K seeds' games, K sets per bot (default %(default)s); more seeds, a firmer "
+        "field",
     )
     p.add_argument(
         "--floor",
-        default=None,
+        default=d["floor"],
         metavar="BOTS",
         help="the share of the first seed's games the candidate must win against named bots: 'scripted' ("
-        + ", ".join(f"{bot} {share:.0%}" for bot, share in SCRIPTED_FLOOR.items())
-        + ") and/or BOT=SHARE pairs, comma-separated, e.g. scripted,ball_chaser=0.99; played first",
+        + ", ".join(f"{bot} {share:.0%}%" for bot, share in SCRIPTED_FLOOR.items())
+        + ") and/or BOT=SHARE pairs, comma-separated, e.g. scripted,ball_chaser=0.99; played first (default "
+        f"{d['floor'] or 'none'})",
     )
     p.add_argument("--num-games", type=positive_int, default=100, help="games per set (default 100)")
     p.add_argument("--game-seconds", type=float, default=120.0, help="game clock in seconds (default 120)")
@@ -86,8 +111,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=positive_int, default=None, help="stepping workers (default: CPU cores)")
     p.add_argument("--engine", choices=("rocketsim", "warp"), default="rocketsim", help="physics (default rocketsim)")
     p.add_argument("--device", default="cpu", help="device of the networks (cpu or cuda)")
-    p.add_argument("--json", default=None, metavar="PATH", help="write every set and the verdict as JSON")
-    p.set_defaults(func=cmd_judge)
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -128,17 +151,11 @@ def parse_floor(text: str) -> dict[str, float]:
     return floor
 
 
-def cmd_judge(args: argparse.Namespace) -> int:
-    """Play the sets (and the field), print each and the verdict; 0 if the candidate ships, 1 if not."""
-    import torch
-
+def check_judging(args: argparse.Namespace, seeds: list[int]) -> dict[str, float]:
+    """Refuse, by name, judging settings that cannot be played or cannot decide (before any game, or any training
+    of `climb`); returns the parsed floor."""
     from rocketrl.env.setters import MAX_KICKOFF_JITTER, kickoff_jitter_in_range
-    from rocketrl.eval.judge import FloorResult, compare_field, judge_sets
-    from rocketrl.infra.atomic_json import write_json_atomic
-    from rocketrl.infra.machine_cache import cpu_model_and_flags
-    from rocketrl.policy.load import same_checkpoint
 
-    seeds = parse_seeds(args.seeds)
     floor = parse_floor(args.floor) if args.floor is not None else {}
     if args.rule == "pooled" and not args.field:
         raise ValueError("--rule pooled: give --field BOTS too; the pooled rule asks the candidate to be level there")
@@ -156,6 +173,20 @@ def cmd_judge(args: argparse.Namespace) -> int:
         )
     if not kickoff_jitter_in_range(args.kickoff_jitter):
         raise ValueError(f"--kickoff-jitter {args.kickoff_jitter:g}: must lie in [0, {MAX_KICKOFF_JITTER:g}] uu")
+    return floor
+
+
+def cmd_judge(args: argparse.Namespace) -> int:
+    """Play the sets (and the field), print each and the verdict; 0 if the candidate ships, 1 if not."""
+    import torch
+
+    from rocketrl.eval.judge import FloorResult, compare_field, judge_sets
+    from rocketrl.infra.atomic_json import write_json_atomic
+    from rocketrl.infra.machine_cache import cpu_model_and_flags
+    from rocketrl.policy.load import same_checkpoint
+
+    seeds = parse_seeds(args.seeds)
+    floor = check_judging(args, seeds)
     if same_checkpoint(args.candidate, args.parent):
         raise ValueError(f"{args.candidate!r} and --parent {args.parent!r}: {_MIRROR}")
     field = field_bots(args.field, (args.candidate, args.parent)) if args.field else []
@@ -222,14 +253,26 @@ def _play_set(spec_a: str, spec_b: str, seed: int, args: argparse.Namespace):
     return result
 
 
-def field_bots(text: str, judged: tuple[str, str]) -> list[str]:
-    """The field of `--field`: comma-separated bots, 'gauntlet' standing for every gauntlet bot; the candidate and
-    the parent themselves (`judged`, however named) are left out, and a field left empty is refused."""
+def recent_bots(parent: str, count: int = RECENT_FIELD) -> list[str]:
+    """The `count` gauntlet bots shipped just before `parent`, newest first (the newest `count` when the parent is
+    not a gauntlet bot): the field the shipped bots since gauntlet_v21 were judged on."""
     from rocketrl.policy.load import gauntlet_bots, same_checkpoint
 
+    bots = gauntlet_bots()
+    index = next((i for i, bot in enumerate(bots) if same_checkpoint(bot, parent)), len(bots))
+    return bots[max(0, index - count) : index][::-1]
+
+
+def field_bots(text: str, judged: tuple[str, str]) -> list[str]:
+    """The field of `--field`: comma-separated bots, 'gauntlet' standing for every gauntlet bot and 'recent' for the
+    five shipped just before the parent (`recent_bots`); the candidate and the parent themselves (`judged`, however
+    named) are left out, and a field left empty is refused."""
+    from rocketrl.policy.load import gauntlet_bots, same_checkpoint
+
+    named = {"gauntlet": gauntlet_bots, "recent": lambda: recent_bots(judged[1])}
     bots: list[str] = []
     for part in (p.strip() for p in text.split(",") if p.strip()):
-        for bot in gauntlet_bots() if part == "gauntlet" else [part]:
+        for bot in named[part]() if part in named else [part]:
             if bot not in bots and not any(same_checkpoint(bot, spec) for spec in judged):
                 bots.append(bot)
     if not bots:

@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from rocketrl.infra.checkpoint import load_checkpoint, save_checkpoint
+from rocketrl.policy.actor_critic import model_config
 from rocketrl.policy.load import GAUNTLET_DIR, GAUNTLET_PREFIX, checkpoint_config, resolve_checkpoint, run_tail
 from rocketrl.policy.normalize import VAR_EPS
 
@@ -93,7 +94,11 @@ def averaged_network(
 
 
 def _setting(config: Mapping[str, Any], section: str, key: str | None) -> Any:
+    """One setting of a checkpoint's config; the whole model section as a ModelConfig, so that a bot saved before a
+    field was added compares equal to a newer one with that field at its default."""
     part = config.get(section, {})
+    if section == "model" and key is None:
+        return model_config(part)
     return part if key is None else part.get(key)
 
 

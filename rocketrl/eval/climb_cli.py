@@ -1,0 +1,132 @@
+"""`rocketrl climb`: train a line of runs from a parent until one of its candidates ships (eval.climb).
+
+    rocketrl climb --from pretrained --out runs/climb --minutes 55 --steps 3 --workers 2
+
+Each step is one `rocketrl train --preset league_1v1_next` run (its seed SEED + step - 1), its second half averaged
+(`rocketrl average --from-step`), that average one half each with the step's start, and the result judged against
+the parent with `rocketrl judge` (by default the pooled rule on ten sets of 100 games, the field of the five bots
+shipped before the parent on two seeds, and the scripted floor: how the shipped bots since gauntlet_v25 were judged;
+step k's seeds are --seeds plus 1000 x (k - 1)). The line stops at the first candidate that ships. Any training
+setting can be overridden as in `rocketrl train` (--ppo.learning-rate 1e-4, --env.num-arenas 256); `--field none`
+and `--floor none` judge without them. Running the same command again continues a stopped line: the record
+(OUT/climb.json) keeps every finished phase, and an interrupted run resumes from its last checkpoint. Exit code 0 when
+a candidate ships, 1 when none of --steps did, 2 on bad input, 130 when a signal stopped a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from rocketrl.cli_args import positive_int
+from rocketrl.eval.climb import ClimbRecord, ClimbTools, climb
+from rocketrl.eval.judge_cli import CLIMB_DEFAULTS, add_judging_arguments, check_judging, field_bots, parse_seeds
+
+DEFAULT_PRESET = "league_1v1_next"
+"""The preset every shipped bot since gauntlet_v10 was trained with."""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """The `climb` command's arguments."""
+    p = sub.add_parser(
+        "climb",
+        help="train a line of runs from a parent, each averaged and judged against it, until one ships",
+        description="Step 1 trains from the parent and averages its run's second half one half each with it; each "
+        "later step trains from the line's average so far and averages its run with that start. Every candidate is "
+        "judged against the parent (rocketrl judge); the line stops at the first that ships. Training settings can "
+        "be overridden as in rocketrl train (--SECTION.FIELD VALUE).",
+    )
+    p.add_argument(
+        "--from", dest="parent", default="pretrained", help="the parent: where the line starts and the bot to beat "
+        "(default pretrained, the newest shipped bot)",
+    )  # fmt: skip
+    p.add_argument("--out", required=True, type=Path, help="the line's folder: runs, averages, judgings, climb.json")
+    p.add_argument("--steps", type=positive_int, default=3, help="judge at most this many steps (default 3)")
+    p.add_argument("--preset", default=DEFAULT_PRESET, help=f"the training preset (default {DEFAULT_PRESET})")
+    length = p.add_mutually_exclusive_group()
+    length.add_argument("--minutes", type=float, default=None, help="wall-clock minutes of each step's run")
+    length.add_argument("--timesteps", type=positive_int, default=None, help="agent-steps of each step's run")
+    p.add_argument("--seed", type=int, default=0, help="step k trains with seed SEED + k - 1 (default 0)")
+    add_judging_arguments(p, CLIMB_DEFAULTS)
+    p.set_defaults(func=cmd_climb, takes_overrides=True)
+
+
+def train_overrides(args: argparse.Namespace, extra: Sequence[str]) -> list[str]:
+    """The overrides every step's run takes besides its start, seed and name: the free ones and the length."""
+    overrides = list(extra)
+    if args.minutes is not None:
+        if args.minutes <= 0:
+            raise ValueError(f"--minutes {args.minutes:g}: give a positive number of minutes, e.g. 55")
+        overrides += ["--run.timesteps", str(10**12), "--run.max-minutes", str(args.minutes)]
+    elif args.timesteps is not None:
+        overrides += ["--run.timesteps", str(args.timesteps)]
+    return overrides
+
+
+def cmd_climb(args: argparse.Namespace, extra: list[str]) -> int:
+    """Run (or continue) the line; 0 when a candidate ships, 1 when none did."""
+    from rocketrl.config import load_config, preset_config_path
+    from rocketrl.eval.judge_cli import cmd_judge
+    from rocketrl.policy.average import average_checkpoints
+    from rocketrl.policy.load import resolve_checkpoint
+    from rocketrl.training import train
+
+    for name in ("field", "floor"):  # 'none': judge without a field or a floor
+        if getattr(args, name) == "none":
+            setattr(args, name, None)
+    if args.field is None:
+        args.field_seeds = 1  # no field to play on more seeds
+    if args.minutes is None and args.timesteps is None:
+        raise ValueError("climb: give each step's length, --minutes M (e.g. 55 on 2 cores) or --timesteps N")
+    seeds = parse_seeds(args.seeds)
+    check_judging(args, seeds)  # the judging's settings, the parent and the field are refused before any training
+    resolve_checkpoint(args.parent)
+    if args.field:
+        field_bots(args.field, (args.parent, args.parent))
+    overrides = train_overrides(args, extra)
+    preset = preset_config_path(args.preset)
+    base = load_config(preset, overrides)  # bad overrides are named before anything runs
+    record = ClimbRecord(args.parent, overrides, args.seed, seeds)
+    kept = ClimbRecord.load(args.out)
+    if kept is not None:
+        mine = (record.parent, record.train_overrides, record.seed, record.judge_seeds)
+        theirs = (kept.parent, kept.train_overrides, kept.seed, kept.judge_seeds)
+        if mine != theirs:
+            raise ValueError(
+                f"--out {args.out}: it holds a line with other settings (parent, training overrides, seed, seeds: "
+                f"{theirs}); give the same command to continue it, or another --out"
+            )
+        record = kept
+        print(f"continuing the line in {args.out}: {len(kept.steps)} step(s) recorded", flush=True)
+
+    def train_step(start: str, seed: int, name: str, resume: bool) -> tuple[Path, int, bool]:
+        step_overrides = [*overrides, "--run.init-from", start, "--run.seed", str(seed)]
+        step_overrides += ["--run.logdir", str(args.out), "--run.name", name]
+        if resume:
+            step_overrides += ["--run.resume", "latest"]
+        run_dir, _, stopped = train(load_config(preset, step_overrides))
+        last = resolve_checkpoint(run_dir)
+        return run_dir, int(last.stem.removeprefix("step_")), stopped
+
+    def average(specs: Sequence[str], out: Path, from_step: int | None) -> Path:
+        path = average_checkpoints(specs, out, from_step=from_step)
+        print(f"averaged {', '.join(map(str, specs))}{'' if from_step is None else f' from {from_step:,}'} -> {path}")
+        return path
+
+    def judge(candidate: str, parent: str, step_seeds: list[int], json_path: Path) -> bool:
+        judged = argparse.Namespace(**vars(args))
+        judged.candidate, judged.parent, judged.json = candidate, parent, str(json_path)
+        judged.seeds = ",".join(map(str, step_seeds))
+        return cmd_judge(judged) == 0
+
+    spacing = base.run.keep_every or base.run.checkpoint_interval
+    record = climb(record, args.out, args.steps, ClimbTools(train_step, average, judge, spacing))
+    if record.shipped is not None:
+        print(f"the line climbed: {record.shipped} ships against {record.parent} (record: {args.out / 'climb.json'})")
+        return 0
+    if record.steps and record.steps[-1].ships is None:
+        return 130  # stopped by a signal: the same command continues the line
+    judged = [step for step in record.steps if step.ships is not None]
+    print(f"no candidate of {len(judged)} judged step(s) ships against {record.parent} (record: {args.out})")
+    return 1

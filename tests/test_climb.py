@@ -1,0 +1,181 @@
+"""`rocketrl climb`: the line's steps (which start, which average, which seeds), stopping, continuing, refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rocketrl.cli import build_parser, main
+from rocketrl.eval.climb import ClimbRecord, ClimbTools, climb, half_way, next_start, step_judge_seeds
+from rocketrl.eval.judge_cli import recent_bots
+from rocketrl.infra.checkpoint import read_meta
+from rocketrl.policy.load import gauntlet_bots
+
+
+class FakeTools:
+    """Records every call; the runs 'train' to `last_step`, a step ships when its number is in `ships`, and the
+    run of step `stop_at` is stopped by a signal the first time it trains."""
+
+    def __init__(self, folder: Path, ships: set[int] = frozenset(), last_step: int = 21_400_000, stop_at: int = 0):
+        self.folder, self.ships, self.last_step, self.stop_at = folder, ships, last_step, stop_at
+        self.trained: list[tuple[str, int, str, bool]] = []
+        self.averaged: list[tuple[list[str], str, int | None]] = []
+        self.judged: list[tuple[str, str, list[int], str]] = []
+
+    def train(self, start: str, seed: int, name: str, resume: bool) -> tuple[Path, int, bool]:
+        self.trained.append((start, seed, name, resume))
+        (self.folder / name / "checkpoints").mkdir(parents=True, exist_ok=True)
+        (self.folder / name / "checkpoints" / "step_1.safetensors").write_text("")
+        stopped = name == f"step{self.stop_at}" and not resume
+        return self.folder / name, self.last_step, stopped
+
+    def average(self, specs, out: Path, from_step: int | None) -> Path:
+        self.averaged.append(([str(s) for s in specs], out.name, from_step))
+        return out
+
+    def judge(self, candidate: str, parent: str, seeds: list[int], json_path: Path) -> bool:
+        self.judged.append((Path(candidate).name, parent, seeds, json_path.name))
+        return int(Path(candidate).name.removeprefix("step").split("_")[0]) in self.ships
+
+    def tools(self) -> ClimbTools:
+        return ClimbTools(self.train, self.average, self.judge, spacing=2_000_000)
+
+
+def test_the_half_way_step_is_rounded_down_to_the_checkpoint_spacing() -> None:
+    assert half_way(56_300_000, 2_000_000) == 28_000_000  # gen35: its 16 checkpoints from 28M
+    assert half_way(21_400_000, 2_000_000) == 10_000_000  # gen36: 7 checkpoints from 10M
+    assert half_way(3_000_000, 2_000_000) == 2_000_000  # never below the first kept checkpoint
+    assert step_judge_seeds([1, 2, 3], 1) == [1, 2, 3] and step_judge_seeds([1, 2, 3], 3) == [2001, 2002, 2003]
+
+
+def test_three_level_steps_start_and_average_as_the_shipped_lines_did(tmp_path: Path) -> None:
+    fake = FakeTools(tmp_path)
+    record = climb(ClimbRecord("gauntlet_v25", ["--x", "1"], 24, [1, 2]), tmp_path, 3, fake.tools())
+    a, b = str(tmp_path / "step1_average.safetensors"), str(tmp_path / "step2_candidate.safetensors")
+    # Starts: the parent, the first run's average (not its candidate), then the second step's line average.
+    assert [(start, seed, name) for start, seed, name, _ in fake.trained] == [
+        ("gauntlet_v25", 24, "step1"),
+        (a, 25, "step2"),
+        (b, 26, "step3"),
+    ]
+    assert fake.averaged == [
+        ([str(tmp_path / "step1")], "step1_average.safetensors", 10_000_000),
+        ([a, "gauntlet_v25"], "step1_candidate.safetensors", None),
+        ([str(tmp_path / "step2")], "step2_average.safetensors", 10_000_000),
+        ([str(tmp_path / "step2_average.safetensors"), a], "step2_candidate.safetensors", None),
+        ([str(tmp_path / "step3")], "step3_average.safetensors", 10_000_000),
+        ([str(tmp_path / "step3_average.safetensors"), b], "step3_candidate.safetensors", None),
+    ]
+    # Every candidate against the parent, each step on new seeds.
+    assert [(c, p, s) for c, p, s, _ in fake.judged] == [
+        ("step1_candidate.safetensors", "gauntlet_v25", [1, 2]),
+        ("step2_candidate.safetensors", "gauntlet_v25", [1001, 1002]),
+        ("step3_candidate.safetensors", "gauntlet_v25", [2001, 2002]),
+    ]
+    assert record.shipped is None and [step.ships for step in record.steps] == [False, False, False]
+    saved = json.loads((tmp_path / "climb.json").read_text())
+    assert saved["steps"][2]["averaged_with"] == b and saved["steps"][0]["from_step"] == 10_000_000
+    assert next_start(record) == str(tmp_path / "step3_candidate.safetensors")
+
+
+def test_the_line_stops_at_the_first_candidate_that_ships(tmp_path: Path) -> None:
+    fake = FakeTools(tmp_path, ships={2})
+    record = climb(ClimbRecord("pretrained", [], 0, [5]), tmp_path, 5, fake.tools())
+    assert len(fake.trained) == 2 and record.shipped == str(tmp_path / "step2_candidate.safetensors")
+    assert ClimbRecord.load(tmp_path) == record
+
+
+def test_a_stopped_line_continues_where_it_stopped(tmp_path: Path) -> None:
+    fake = FakeTools(tmp_path, stop_at=2)
+    record = climb(ClimbRecord("pretrained", [], 0, [5]), tmp_path, 3, fake.tools())
+    assert len(record.steps) == 2 and record.steps[1].run is None and record.steps[1].ships is None
+    assert len(fake.judged) == 1  # step 2 was not averaged nor judged
+    again = FakeTools(tmp_path, ships={2})
+    loaded = ClimbRecord.load(tmp_path)
+    assert loaded is not None and loaded.steps[0].ships is False
+    record = climb(loaded, tmp_path, 3, again.tools())
+    # Step 1 is kept as judged; step 2's run resumes from its checkpoint, from the same start and seed.
+    assert again.trained == [(str(tmp_path / "step1_average.safetensors"), 1, "step2", True)]
+    assert [c for c, *_ in again.judged] == ["step2_candidate.safetensors"]
+    assert record.shipped == str(tmp_path / "step2_candidate.safetensors")
+
+
+def test_the_recent_field_is_the_five_bots_shipped_before_the_parent() -> None:
+    bots = gauntlet_bots()
+    newest = bots[-1]
+    assert recent_bots(newest) == bots[-6:-1][::-1]
+    assert recent_bots("pretrained") == recent_bots(newest)  # the same file however named
+    assert recent_bots("gauntlet_v3") == ["gauntlet_v2", "gauntlet_v1"]
+    assert recent_bots("gauntlet_v1") == []
+    assert recent_bots("some/run/of/mine.safetensors") == bots[-5:][::-1]  # not shipped: the five newest
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "give each step's length"),
+        (["--minutes", "1", "--seeds", "1,2,3"], "--rule pooled: 3 sets of 100 games; it needs 1000"),
+        (["--minutes", "1", "--field", "none"], "--rule pooled: give --field BOTS too"),
+        (["--minutes", "1", "--floor", "ball_chaser=2"], "--floor 'ball_chaser=2'"),
+        (["--minutes", "1", "--from", "gauntlet_v999"], "'gauntlet_v999' is not a gauntlet bot"),
+        (["--minutes", "1", "--from", "gauntlet_v1"], "--field 'recent': no bot left"),
+        (["--minutes", "1", "--ppo.learning-rat", "1"], "learning-rat"),
+        (["--minutes", "0"], "--minutes 0"),
+    ],
+)
+def test_bad_settings_are_refused_before_any_training(tmp_path: Path, capsys, args, message) -> None:
+    assert main(["climb", "--out", str(tmp_path / "line"), *args]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "line").exists()
+
+
+def test_a_line_with_other_settings_is_not_continued(tmp_path: Path, capsys) -> None:
+    ClimbRecord("gauntlet_v24", ["--run.timesteps", "1000000000000", "--run.max-minutes", "1.0"], 0, [1]).save(tmp_path)
+    assert main(["climb", "--out", str(tmp_path), "--minutes", "1"]) == 2
+    assert "it holds a line with other settings" in capsys.readouterr().err
+
+
+def test_every_command_prints_its_help() -> None:
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices  # noqa: SLF001 - argparse keeps its subparsers there
+    assert "climb" in commands and "judge" in commands
+    for name, sub in commands.items():
+        assert sub.format_help().startswith(f"usage: rocketrl {name}"), name
+
+
+def test_a_short_line_trains_averages_judges_and_continues(tmp_path: Path, capsys) -> None:
+    """Real runs, averages and games, tiny: one step, then the same line asked for two continues with the second."""
+    out = tmp_path / "line"
+    small = ["--env.num-arenas", "2", "--run.checkpoint-interval", "512", "--run.keep-every", "512"]
+    small += [
+        "--speed.compile-rule",
+        "false",
+        "--league.eval-interval",
+        "0",
+        "--run.ascii",
+        "true",
+        "--run.device",
+        "cpu",
+    ]
+    judging = ["--rule", "every-set", "--seeds", "3", "--field", "none", "--floor", "none", "--num-games", "2"]
+    judging += ["--game-seconds", "3", "--workers", "1", "--device", "cpu"]
+    command = ["climb", "--from", "gauntlet_v1", "--out", str(out), "--timesteps", "1024", "--seed", "7"]
+    assert main([*command, "--steps", "1", *small, *judging]) == 1  # 2 games cannot ship
+    step1 = json.loads((out / "climb.json").read_text())["steps"][0]
+    assert step1["ships"] is False and step1["from_step"] == 512 and step1["trained_steps"] >= 1024
+    report = json.loads((out / "step1_judged.json").read_text())
+    assert report["parent"] == "gauntlet_v1" and [s["seed"] for s in report["sets"]] == [3]
+    assert [leaf["checkpoint"] for leaf in read_meta(out / "step1_candidate.safetensors")["averaged_from"]] == [
+        str(out / "step1_average.safetensors"),
+        "gauntlet_v1",
+    ]
+    capsys.readouterr()
+    assert main([*command, "--steps", "2", *small, *judging]) == 1
+    printed = capsys.readouterr().out
+    assert "continuing the line" in printed and printed.count("start from") == 1  # step 1 was not trained again
+    record = ClimbRecord.load(out)
+    assert record is not None and [s.ships for s in record.steps] == [False, False]
+    assert record.steps[1].start == str(out / "step1_average.safetensors") and record.steps[1].seed == 8
+    assert json.loads((out / "step2_judged.json").read_text())["sets"][0]["seed"] == 1003
