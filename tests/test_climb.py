@@ -9,6 +9,7 @@ import pytest
 
 from rocketrl.cli import build_parser, main
 from rocketrl.eval.climb import ClimbRecord, ClimbTools, climb, half_way, next_start, step_judge_seeds
+from rocketrl.eval.climb_cli import JUDGING
 from rocketrl.eval.judge_cli import recent_bots
 from rocketrl.infra.checkpoint import read_meta
 from rocketrl.policy.load import gauntlet_bots
@@ -134,7 +135,18 @@ def test_bad_settings_are_refused_before_any_training(tmp_path: Path, capsys, ar
 def test_a_line_with_other_settings_is_not_continued(tmp_path: Path, capsys) -> None:
     ClimbRecord("gauntlet_v24", ["--run.timesteps", "1000000000000", "--run.max-minutes", "1.0"], 0, [1]).save(tmp_path)
     assert main(["climb", "--out", str(tmp_path), "--minutes", "1"]) == 2
-    assert "it holds a line with other settings" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "it holds a line with other settings (--from, --seeds, the judging's settings;" in err
+    # Written by a command, continued only by the same one: a changed rule is refused by name.
+    line = tmp_path / "line"
+    command = ["climb", "--out", str(line), "--minutes", "1", "--seeds", ",".join(map(str, range(10)))]
+    args = build_parser().parse_known_args(command)[0]
+    judging = {key: getattr(args, key) for key in JUDGING}
+    overrides = ["--run.timesteps", str(10**12), "--run.max-minutes", "1.0"]
+    ClimbRecord("pretrained", overrides, 0, list(range(10)), judging).save(line)
+    assert main([*command, "--rule", "every-set"]) == 2
+    assert "other settings (the judging's settings;" in capsys.readouterr().err
+    assert ClimbRecord.load(line).judging["rule"] == "pooled"  # the record is left as it was
 
 
 def test_every_command_prints_its_help() -> None:

@@ -62,8 +62,14 @@ class ClimbRecord:
     train_overrides: list[str]
     seed: int
     judge_seeds: list[int]
+    judging: dict = field(default_factory=dict)
+    """How every step is judged besides its seeds (rule, field, floor, games): fixed before the first game."""
     steps: list[ClimbStep] = field(default_factory=list)
     shipped: str | None = None
+
+    def settings(self) -> tuple:
+        """What a line is continued only with: its parent, training overrides, seed, judging seeds and judging."""
+        return (self.parent, self.train_overrides, self.seed, self.judge_seeds, self.judging)
 
     def save(self, folder: Path) -> None:
         write_json_atomic(folder / RECORD_NAME, asdict(self))

@@ -52,6 +52,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_climb, takes_overrides=True)
 
 
+JUDGING = ("rule", "field", "field_seeds", "floor", "num_games", "game_seconds", "kickoff_jitter", "engine")
+"""The judging settings a line keeps for all its steps (with its seeds)."""
+SETTING_NAMES = ("--from", "training settings and length", "--seed", "--seeds", "the judging's settings")
+"""ClimbRecord.settings() by the options that set them, for the refusal to continue a line with other ones."""
+
+
+def length_words(args: argparse.Namespace) -> str:
+    """Each run's length as the user gave it."""
+    return f"{args.minutes:g} minutes" if args.minutes is not None else f"{args.timesteps:,} agent-steps"
+
+
 def train_overrides(args: argparse.Namespace, extra: Sequence[str]) -> list[str]:
     """The overrides every step's run takes besides its start, seed and name: the free ones and the length."""
     overrides = list(extra)
@@ -82,23 +93,33 @@ def cmd_climb(args: argparse.Namespace, extra: list[str]) -> int:
     seeds = parse_seeds(args.seeds)
     check_judging(args, seeds)  # the judging's settings, the parent and the field are refused before any training
     resolve_checkpoint(args.parent)
-    if args.field:
-        field_bots(args.field, (args.parent, args.parent))
     overrides = train_overrides(args, extra)
     preset = preset_config_path(args.preset)
     base = load_config(preset, overrides)  # bad overrides are named before anything runs
-    record = ClimbRecord(args.parent, overrides, args.seed, seeds)
+    judging = {key: getattr(args, key) for key in JUDGING}
+    record = ClimbRecord(args.parent, overrides, args.seed, seeds, judging)
     kept = ClimbRecord.load(args.out)
     if kept is not None:
-        mine = (record.parent, record.train_overrides, record.seed, record.judge_seeds)
-        theirs = (kept.parent, kept.train_overrides, kept.seed, kept.judge_seeds)
-        if mine != theirs:
+        if kept.settings() != record.settings():
+            changed = [
+                name
+                for name, mine, theirs in zip(SETTING_NAMES, record.settings(), kept.settings(), strict=True)
+                if mine != theirs
+            ]
             raise ValueError(
-                f"--out {args.out}: it holds a line with other settings (parent, training overrides, seed, seeds: "
-                f"{theirs}); give the same command to continue it, or another --out"
+                f"--out {args.out}: it holds a line with other settings ({', '.join(changed)}; its record: "
+                f"{args.out / 'climb.json'}); give the same command to continue it, or another --out"
             )
         record = kept
         print(f"continuing the line in {args.out}: {len(kept.steps)} step(s) recorded", flush=True)
+    field = field_bots(args.field, (args.parent, args.parent)) if args.field else []
+    print(
+        f"the line in {args.out}: from {args.parent}, at most {args.steps} step(s) of {length_words(args)}, "
+        f"{args.preset}, seeds {args.seed}+; each judged {args.rule} on {len(seeds)} sets of {args.num_games} games"
+        + (f", the field {', '.join(field)} on {args.field_seeds} seed(s)" if field else "")
+        + (f", the floor {args.floor}" if args.floor else ""),
+        flush=True,
+    )
 
     def train_step(start: str, seed: int, name: str, resume: bool) -> tuple[Path, int, bool]:
         step_overrides = [*overrides, "--run.init-from", start, "--run.seed", str(seed)]
