@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rocketrl.cli_args import positive_int
-from rocketrl.eval.climb import ClimbRecord, ClimbTools, climb
+from rocketrl.eval.climb import RECORD_NAME, ClimbRecord, ClimbTools, climb
 from rocketrl.eval.judge_cli import CLIMB_DEFAULTS, add_judging_arguments, check_judging, field_bots, parse_seeds
 
 DEFAULT_PRESET = "league_1v1_next"
@@ -79,6 +79,7 @@ def cmd_climb(args: argparse.Namespace, extra: list[str]) -> int:
     """Run (or continue) the line; 0 when a candidate ships, 1 when none did."""
     from rocketrl.config import load_config, preset_config_path
     from rocketrl.eval.judge_cli import cmd_judge
+    from rocketrl.infra.checkpoint import read_meta
     from rocketrl.policy.average import average_checkpoints
     from rocketrl.policy.load import resolve_checkpoint
     from rocketrl.training import train
@@ -108,7 +109,7 @@ def cmd_climb(args: argparse.Namespace, extra: list[str]) -> int:
             ]
             raise ValueError(
                 f"--out {args.out}: it holds a line with other settings ({', '.join(changed)}; its record: "
-                f"{args.out / 'climb.json'}); give the same command to continue it, or another --out"
+                f"{args.out / RECORD_NAME}); give the same command to continue it, or another --out"
             )
         record = kept
         print(f"continuing the line in {args.out}: {len(kept.steps)} step(s) recorded", flush=True)
@@ -127,8 +128,7 @@ def cmd_climb(args: argparse.Namespace, extra: list[str]) -> int:
         if resume:
             step_overrides += ["--run.resume", "latest"]
         run_dir, _, stopped = train(load_config(preset, step_overrides))
-        last = resolve_checkpoint(run_dir)
-        return run_dir, int(last.stem.removeprefix("step_")), stopped
+        return run_dir, int(read_meta(resolve_checkpoint(run_dir))["step"]), stopped
 
     def average(specs: Sequence[str], out: Path, from_step: int | None) -> Path:
         path = average_checkpoints(specs, out, from_step=from_step)
@@ -144,7 +144,7 @@ def cmd_climb(args: argparse.Namespace, extra: list[str]) -> int:
     spacing = base.run.keep_every or base.run.checkpoint_interval
     record = climb(record, args.out, args.steps, ClimbTools(train_step, average, judge, spacing))
     if record.shipped is not None:
-        print(f"the line climbed: {record.shipped} ships against {record.parent} (record: {args.out / 'climb.json'})")
+        print(f"the line climbed: {record.shipped} ships against {record.parent} (record: {args.out / RECORD_NAME})")
         return 0
     if record.steps and record.steps[-1].ships is None:
         return 130  # stopped by a signal: the same command continues the line
