@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from rocketrl.cli import build_parser, main
+from rocketrl.config import load_config, preset_config_path
 from rocketrl.eval.climb import ClimbRecord, ClimbTools, climb, half_way, next_start, step_judge_seeds
 from rocketrl.eval.climb_cli import JUDGING
 from rocketrl.eval.judge_cli import recent_bots
@@ -155,6 +156,13 @@ def test_every_command_prints_its_help() -> None:
     assert "climb" in commands and "judge" in commands
     for name, sub in commands.items():
         assert sub.format_help().startswith(f"usage: rocketrl {name}"), name
+    # climb's --workers/--engine/--device reach its games only; the training settings its help names instead are real
+    climb_help = " ".join(commands["climb"].format_help().split())
+    named = ["--env.num-workers", "--env.engine", "--run.device"]
+    assert all(f"(training: the preset's, or {flag})" in climb_help.replace("- ", "-") for flag in named)
+    assert "the judging's games only" not in commands["judge"].format_help()
+    config = load_config(preset_config_path("league_1v1_next"), [*named[:1], "1", named[1], "warp", named[2], "cpu"])
+    assert (config.env.num_workers, config.env.engine, config.run.device) == (1, "warp", "cpu")
 
 
 def test_a_short_line_trains_averages_judges_and_continues(tmp_path: Path, capsys) -> None:

@@ -48,7 +48,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     length.add_argument("--minutes", type=float, default=None, help="wall-clock minutes of each step's run")
     length.add_argument("--timesteps", type=positive_int, default=None, help="agent-steps of each step's run")
     p.add_argument("--seed", type=int, default=0, help="step k trains with seed SEED + k - 1 (default 0)")
-    add_judging_arguments(p, CLIMB_DEFAULTS)
+    add_judging_arguments(p, CLIMB_DEFAULTS, games_only=True)
     p.set_defaults(func=cmd_climb, takes_overrides=True)
 
 

@@ -63,8 +63,11 @@ CLIMB_DEFAULTS = {
 """How `rocketrl climb` judges each step unless told otherwise: as the shipped bots since gauntlet_v25 were."""
 
 
-def add_judging_arguments(p: argparse.ArgumentParser, defaults: dict | None = None) -> None:
-    """The arguments that decide a judging's games and rule (`judge`, and `climb` with CLIMB_DEFAULTS)."""
+def add_judging_arguments(p: argparse.ArgumentParser, defaults: dict | None = None, games_only: bool = False) -> None:
+    """The arguments that decide a judging's games and rule (`judge`, and `climb` with CLIMB_DEFAULTS).
+
+    `games_only`: --workers, --engine and --device reach the judging's games and nothing else (climb: its training
+    takes them from the preset or its overrides), and their help says so."""
     d = {"rule": "every-set", "seeds": ",".join(map(str, SET_SEEDS)), "field": None, "field_seeds": 1, "floor": None}
     d |= defaults or {}
     p.add_argument(
@@ -108,9 +111,23 @@ def add_judging_arguments(p: argparse.ArgumentParser, defaults: dict | None = No
     p.add_argument("--num-games", type=positive_int, default=100, help="games per set (default 100)")
     p.add_argument("--game-seconds", type=float, default=120.0, help="game clock in seconds (default 120)")
     p.add_argument("--kickoff-jitter", type=float, default=5.0, metavar="UU", help="spawn jitter (default 5 uu)")
-    p.add_argument("--workers", type=positive_int, default=None, help="stepping workers (default: CPU cores)")
-    p.add_argument("--engine", choices=("rocketsim", "warp"), default="rocketsim", help="physics (default rocketsim)")
-    p.add_argument("--device", default="cpu", help="device of the networks (cpu or cuda)")
+
+    def only(training: str) -> str:  # climb: these reach the games; its training has its own settings
+        return f"; the judging's games only (training: the preset's, or --{training})" if games_only else ""
+
+    p.add_argument(
+        "--workers",
+        type=positive_int,
+        default=None,
+        help="stepping workers (default: CPU cores)" + only("env.num-workers"),
+    )
+    p.add_argument(
+        "--engine",
+        choices=("rocketsim", "warp"),
+        default="rocketsim",
+        help="physics (default rocketsim)" + only("env.engine"),
+    )
+    p.add_argument("--device", default="cpu", help="device of the networks (cpu or cuda)" + only("run.device"))
 
 
 def parse_seeds(text: str) -> list[int]:
