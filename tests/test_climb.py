@@ -161,7 +161,8 @@ def test_every_command_prints_its_help() -> None:
     named = ["--env.num-workers", "--env.engine", "--run.device"]
     assert all(f"(training: the preset's, or {flag})" in climb_help.replace("- ", "-") for flag in named)
     assert "the judging's games only" not in commands["judge"].format_help()
-    config = load_config(preset_config_path("league_1v1_next"), [*named[:1], "1", named[1], "warp", named[2], "cpu"])
+    overrides = ["--env.num-workers", "1", "--env.engine", "warp", "--run.device", "cpu"]
+    config = load_config(preset_config_path("league_1v1_next"), overrides)
     assert (config.env.num_workers, config.env.engine, config.run.device) == (1, "warp", "cpu")
 
 
