@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from rocketrl.eval.league_record import mark_shipped
-from rocketrl.infra.checkpoint import load_checkpoint, read_meta, save_checkpoint
+from rocketrl.infra.checkpoint import file_sha256, load_checkpoint, read_meta, save_checkpoint
 from rocketrl.policy.average import averaged_leaves
 from rocketrl.policy.load import (
     GAUNTLET_DIR,
@@ -159,10 +159,28 @@ def leaf_run(path: Path) -> dict:
     return checkpoint_config(path, read_meta(path)).get("run", {})
 
 
+def judged_this_bot(report: dict, source: Path) -> bool:
+    """Whether a `rocketrl judge --json` report judged the file `source`: the same path, or the same bytes (the
+    report's candidate_sha256, or for an older report without it, its candidate file where that still exists), so
+    a judged run's candidate copied under docs/ ships on its judgement and any other bot does not."""
+    try:
+        if resolve_checkpoint(report["candidate"]).resolve() == source.resolve():
+            return True
+    except (FileNotFoundError, ValueError):
+        pass  # the judged file is gone: only its recorded digest can name it
+    recorded = report.get("candidate_sha256")
+    if recorded is None:
+        try:
+            recorded = file_sha256(resolve_checkpoint(report["candidate"]))
+        except (FileNotFoundError, ValueError):
+            return False
+    return recorded == file_sha256(source)
+
+
 def judged_sets(path: str, report: dict, source: Path) -> dict:
     """The card's record of a `rocketrl judge --json` file `report` of the bot at `source`: the parent, each set, the
     verdict, the field's comparison and the floor's games. Exits naming the file when it judged another bot."""
-    if resolve_checkpoint(report["candidate"]).resolve() != source.resolve():
+    if not judged_this_bot(report, source):
         sys.exit(f"{path}: judged {report['candidate']}, not {source}; judge the bot being shipped")
     verdict = report["verdict"]
     keys = ("seed", "wins", "draws", "losses", "goals_for", "goals_against")

@@ -14,7 +14,7 @@ from export_helpers import make_checkpoint
 
 from rocketrl.cli import main as rocketrl_main
 from rocketrl.config import load_config
-from rocketrl.infra.checkpoint import load_checkpoint
+from rocketrl.infra.checkpoint import file_sha256, load_checkpoint
 from rocketrl.policy.load import (
     GAUNTLET_DIR,
     gauntlet,
@@ -261,6 +261,16 @@ def test_a_bot_ships_only_with_a_passed_judgement_of_itself_and_its_card_keeps_t
     with pytest.raises(SystemExit, match="judge the bot being shipped"):
         make_pretrained.league(str(record), [str(judged)])
     assert not (gauntlet_dir / "v2.safetensors").exists()
+    # a copy of the judged file elsewhere (a run's candidate kept under docs/) is the bot judged; another is not
+    copy = tmp_path / "kept" / "bot.safetensors"
+    copy.parent.mkdir()
+    copy.write_bytes(bot.read_bytes())
+    report = _judged(bot, [60, 62, 65])
+    assert make_pretrained.judged_this_bot(report, copy) and make_pretrained.judged_this_bot(report, bot)
+    assert not make_pretrained.judged_this_bot(report, other)
+    gone = _judged(tmp_path / "gone.safetensors", [60, 62, 65])  # the judged file is gone: only a digest names it
+    assert not make_pretrained.judged_this_bot(gone, copy)
+    assert make_pretrained.judged_this_bot(gone | {"candidate_sha256": file_sha256(bot)}, copy)
     floor = {"seed": 0, "bots": [{"opponent": "ball_chaser", "wins": 97, "draws": 0, "losses": 3, "num_games": 100,
                                   "required": 0.9, "met": True}]}  # fmt: skip
     judged.write_text(json.dumps(_judged(bot, [60, 62, 65]) | {"floor": floor}))

@@ -14,6 +14,7 @@ import rocketrl.policy.load as load
 from rocketrl.cli import main
 from rocketrl.eval.judge import SCRIPTED_FLOOR, SET_SEEDS, FloorResult, compare_field, judge_sets, pass_chance
 from rocketrl.eval.judge_cli import field_bots, parse_floor
+from rocketrl.infra.checkpoint import file_sha256
 from rocketrl.league.match import MatchResult
 
 
@@ -154,6 +155,15 @@ def test_the_command_plays_one_set_per_seed_greedily_and_ships_when_every_set_is
     assert report["verdict"]["ships"] is True and report["verdict"]["wins"] == 120
     assert report["settings"]["kickoff_jitter"] == 5.0 and report["settings"]["game_seconds"] == 120.0
     assert "ships (every set won" in capsys.readouterr().out
+    assert report["candidate_sha256"] is None  # a scripted bot has no file to name
+
+
+def test_the_report_names_the_judged_files_bytes_so_a_copy_of_it_is_the_same_bot(games, tmp_path) -> None:
+    out, copy = tmp_path / "judged.json", tmp_path / "copy.safetensors"
+    copy.write_bytes((load.GAUNTLET_DIR / "v1.safetensors").read_bytes())
+    assert main(["judge", "gauntlet_v1", "--parent", "random", "--seeds", "0", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["candidate_sha256"] == file_sha256(copy)
+    assert file_sha256(copy) != file_sha256(load.GAUNTLET_DIR / "v2.safetensors")
 
 
 def test_the_command_exits_1_and_names_the_lost_set(games, capsys) -> None:

@@ -199,14 +199,19 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
     from rocketrl.eval.judge import FloorResult, compare_field, judge_sets
     from rocketrl.infra.atomic_json import write_json_atomic
+    from rocketrl.infra.checkpoint import file_sha256
     from rocketrl.infra.machine_cache import cpu_model_and_flags
-    from rocketrl.policy.load import same_checkpoint
+    from rocketrl.policy.load import resolve_checkpoint, same_checkpoint
 
     seeds = parse_seeds(args.seeds)
     floor = check_judging(args, seeds)
     if same_checkpoint(args.candidate, args.parent):
         raise ValueError(f"{args.candidate!r} and --parent {args.parent!r}: {_MIRROR}")
     field = field_bots(args.field, (args.candidate, args.parent)) if args.field else []
+    try:  # the bytes judged, read before any game: a copy of this file elsewhere is the same bot
+        candidate_sha256 = file_sha256(resolve_checkpoint(args.candidate))
+    except (FileNotFoundError, ValueError):
+        candidate_sha256 = None  # a scripted bot: load_policy names a bad one
     if args.device == "cpu":
         torch.set_num_threads(1)  # small batched ops: one thread is fastest and never stalls on busy cores
     floor_results = []
@@ -228,6 +233,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     if args.json:
         report = {
             "candidate": args.candidate,
+            "candidate_sha256": candidate_sha256,
             "parent": args.parent,
             "machine": f"{cpu_model_and_flags()[0]}, {os.cpu_count()} cores",
             "engine": args.engine,

@@ -206,6 +206,15 @@ def read_meta(path: str | Path) -> dict:
     return _decode_meta(path, payload)
 
 
+def file_sha256(path: str | Path) -> str:
+    """sha256 of a file's bytes (hex): the same bot copied to another path has the same digest."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tuple[Any, dict]:
     """Read a checkpoint written by :func:`save_checkpoint`; return ``(state, meta)`` with tensors on ``device``.
 
