@@ -73,6 +73,19 @@ def test_resume_continues_the_same_run_step_for_step(tmp_path):
     assert a["counters"] == b["counters"]
 
 
+def test_max_minutes_counts_the_whole_run_so_a_resumed_run_trains_only_what_is_left(tmp_path):
+    steps = ["--run.timesteps", str(3 * BATCH), "--run.checkpoint-interval", str(BATCH)]
+    first = train(small_config(tmp_path, "timed", *steps), logger=StopAfter(1))
+    saved, _ = load_checkpoint(first.checkpoints.latest())
+    assert 0 < saved["train_seconds"] <= first.train_seconds and first.counters.updates == 1
+    spent = f"{saved['train_seconds'] / 60.0:.9f}"  # the limit used up by the checkpoint: no update more
+    resumed = train(small_config(tmp_path, "timed", *steps, "--run.max-minutes", spent), resume="latest")
+    assert resumed.counters.updates == 1 and resumed.train_seconds >= saved["train_seconds"]
+    longer = f"{saved['train_seconds'] / 60.0 + 10.0:.9f}"  # ten minutes left: it runs to its steps
+    finished = train(small_config(tmp_path, "timed", *steps, "--run.max-minutes", longer), resume="latest")
+    assert finished.counters.updates == 3
+
+
 def test_non_finite_loss_skips_the_update_and_keeps_weights_finite(tmp_path, monkeypatch):
     real = update_module.ppo_losses
     calls = {"n": 0}

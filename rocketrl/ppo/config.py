@@ -175,7 +175,8 @@ class RunConfig:
     timesteps: int = 1_000_000
     """Agent-steps to train for (every car's step counts)."""
     max_minutes: float | None = None
-    """Also stop (with a checkpoint) after this many minutes of wall time; null: no time limit."""
+    """Also stop (with a checkpoint) after this many minutes of wall time, counted over the whole run: a run resumed
+    from its checkpoint trains only the minutes it has left; null: no time limit."""
     device: Device = "auto"
     """Device of the networks and the update: auto (CUDA when available), cpu or cuda."""
     seed: int = 0

@@ -107,6 +107,9 @@ class Trainer:
         )
         self.collector = RolloutCollector(env, self.league, self.algorithm, self.device)
         self.counters = Counters()
+        self.train_seconds = 0.0
+        """Wall-clock seconds spent training this run, over every process that resumed it (run.max_minutes counts
+        these, so a resumed run trains only the minutes it has left)."""
         self.checkpoint_step: int | None = None
         """Step of the last checkpoint saved or resumed from; None before the first."""
         self.algorithm.setup_precision()
@@ -218,6 +221,7 @@ class Trainer:
         return {
             **self.algorithm.state_dict(),
             "counters": vars(self.counters).copy(),
+            "train_seconds": self.train_seconds,
             "rng": rng_state(),
             "env_generator": self.env.generator.get_state(),
             "recent_returns": list(self.recent_returns),
@@ -239,6 +243,7 @@ class Trainer:
                 self._enter_stage()
         self.algorithm.load_state_dict(state)
         self.counters = Counters(**state["counters"])
+        self.train_seconds = float(state.get("train_seconds", 0.0))  # 0 in checkpoints older than this count
         self.checkpoint_step = self.counters.global_step
         set_rng_state(state["rng"])
         self.env.generator.set_state(state["env_generator"].cpu())
@@ -316,10 +321,11 @@ class Trainer:
         every_seconds = None if cfg.run.checkpoint_minutes is None else 60.0 * cfg.run.checkpoint_minutes
         saved_time = time.monotonic()
         self.notifier.send("start", f"step {self.counters.global_step:,} of {cfg.run.timesteps:,}")
+        began, trained_before = time.monotonic(), self.train_seconds
         try:
-            deadline = None if cfg.run.max_minutes is None else time.monotonic() + 60.0 * cfg.run.max_minutes
             while self.counters.global_step < cfg.run.timesteps and self._stop_signal is None:
-                if deadline is not None and time.monotonic() >= deadline:
+                self.train_seconds = trained_before + time.monotonic() - began
+                if cfg.run.max_minutes is not None and self.train_seconds >= 60.0 * cfg.run.max_minutes:
                     print(f"run.max_minutes={cfg.run.max_minutes:g} reached: stopping", flush=True)
                     break
                 started = time.perf_counter()
@@ -351,6 +357,7 @@ class Trainer:
                     logger.log_update(self._report(stats, timings, sps))  # type: ignore[attr-defined]
                 by_time = every_seconds is not None and time.monotonic() - saved_time >= every_seconds
                 if self.counters.global_step >= next_checkpoint or by_time:
+                    self.train_seconds = trained_before + time.monotonic() - began
                     self.save_checkpoint()
                     saved_at, saved_time = self.counters.global_step, time.monotonic()
                     while next_checkpoint <= self.counters.global_step:
@@ -362,6 +369,7 @@ class Trainer:
             raise
         finally:
             self._restore_signal_handlers()
+        self.train_seconds = trained_before + time.monotonic() - began
         if saved_at != self.counters.global_step:
             self.save_checkpoint()
         how = "stopped by signal" if self._stop_signal is not None else "finished"
