@@ -59,7 +59,9 @@ def train(
     try:
         if cfg.run.resume:
             path = trainer.resume(cfg.run.resume)
-            print(f"resumed from {path} at step {trainer.counters.global_step:,}")
+            trained = f"{trainer.train_seconds / 60.0:.1f}"
+            left = "" if cfg.run.max_minutes is None else f" of run.max_minutes={cfg.run.max_minutes:g}"
+            print(f"resumed from {path} at step {trainer.counters.global_step:,} ({trained} minutes trained{left})")
         elif cfg.run.init_from:
             print(f"network and observation normalizer start from {trainer.init_from(cfg.run.init_from)}")
             if trainer.init_widened:
