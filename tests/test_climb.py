@@ -198,5 +198,6 @@ def test_a_short_line_trains_averages_judges_and_continues(tmp_path: Path, capsy
     assert "continuing the line" in printed and printed.count("start from") == 1  # step 1 was not trained again
     record = ClimbRecord.load(out)
     assert record is not None and [s.ships for s in record.steps] == [False, False]
+    assert "the same command with --steps 3 continues the line" in printed
     assert record.steps[1].start == str(out / "step1_average.safetensors") and record.steps[1].seed == 8
     assert json.loads((out / "step2_judged.json").read_text())["sets"][0]["seed"] == 1003

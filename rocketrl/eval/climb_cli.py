@@ -145,9 +145,13 @@ def cmd_climb(args: argparse.Namespace, extra: list[str]) -> int:
     record = climb(record, args.out, args.steps, ClimbTools(train_step, average, judge, spacing))
     if record.shipped is not None:
         print(f"the line climbed: {record.shipped} ships against {record.parent} (record: {args.out / RECORD_NAME})")
+        print(f"  watch it:  rocketrl watch --checkpoint {record.shipped} --opponent {record.parent} --out climb.mp4")
+        print(f"  field it:  rocketrl export --checkpoint {record.shipped} --out bots/climbed")
+        print(f"  go on:     rocketrl climb --from {record.shipped} --out {args.out}_next (and the same options)")
         return 0
     if record.steps and record.steps[-1].ships is None:
         return 130  # stopped by a signal: the same command continues the line
     judged = [step for step in record.steps if step.ships is not None]
     print(f"no candidate of {len(judged)} judged step(s) ships against {record.parent} (record: {args.out})")
+    print(f"  the same command with --steps {len(judged) + 1} continues the line from its last step's average")
     return 1
