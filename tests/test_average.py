@@ -163,6 +163,9 @@ def test_a_run_folder_stands_for_its_last_checkpoint(tmp_path: Path, capsys: pyt
     for name, value in load_checkpoint(bots[1])[0]["model"].items():
         assert torch.equal(policy.model.state_dict()[name], value), name
     assert policy_name(str(run)) == "gen_seed2/step_000000002000"
+    # files outside a run are named by their own folder: two lines' candidates of one name stay apart
+    assert policy_name(str(tmp_path / "runs" / "line_a" / "step1_candidate.safetensors")) == "line_a/step1_candidate"
+    assert policy_name(str(tmp_path / "runs" / "line_b" / "step1_candidate.safetensors")) == "line_b/step1_candidate"
     out = tmp_path / "soup.safetensors"
     assert main(["average", str(run), str(bots[2]), "--out", str(out)]) == 0
     averaged_from = read_meta(out)["averaged_from"]

@@ -245,7 +245,8 @@ def load_policy(
 
 
 def policy_name(spec: str) -> str:
-    """A short stable name for ratings: 'rule_policy', 'random', or '<run>/<checkpoint stem>'."""
+    """A short stable name for ratings: 'rule_policy', 'random', a named bot, '<run>/<checkpoint stem>' for a run's
+    checkpoint, '<folder>/<stem>' for any other file (runs/line/step1_candidate.safetensors: 'line/step1_candidate')."""
     if spec in (RULE_POLICY, "rule"):
         return RULE_POLICY
     if spec == RANDOM_POLICY:
@@ -253,4 +254,5 @@ def policy_name(spec: str) -> str:
     if is_named_bot(spec) or spec in SCRIPTED_NAMES:
         return spec
     path = (resolve_checkpoint(spec) if Path(spec).is_dir() else Path(spec)).resolve()  # a run: its last bot
-    return f"{path.parent.parent.name}/{path.stem}"
+    folder = path.parent.parent if path.parent.name == "checkpoints" else path.parent
+    return f"{folder.name}/{path.stem}"
