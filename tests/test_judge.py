@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass, field
 
 import pytest
+import torch
 
 import rocketrl.eval.cli  # noqa: F401  binds the real play_match before any test here stands one in for it
 import rocketrl.league.match as match
@@ -156,6 +157,15 @@ def test_the_command_plays_one_set_per_seed_greedily_and_ships_when_every_set_is
     assert report["settings"]["kickoff_jitter"] == 5.0 and report["settings"]["game_seconds"] == 120.0
     assert "ships (every set won" in capsys.readouterr().out
     assert report["candidate_sha256"] is None  # a scripted bot has no file to name
+
+
+def test_judging_on_the_cpu_gives_back_the_threads_it_narrowed(games, monkeypatch) -> None:
+    # games on the CPU run on one thread; a climb's next run must train with the threads the process had
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: threads.append(n))
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 2 if not threads else threads[-1])
+    threads: list[int] = []
+    assert main(["judge", "rule_policy", "--parent", "random", "--seeds", "0", "--device", "cpu"]) == 0
+    assert threads[0] == 1 and threads[-1] == 2
 
 
 def test_the_report_names_the_judged_files_bytes_so_a_copy_of_it_is_the_same_bot(games, tmp_path) -> None:

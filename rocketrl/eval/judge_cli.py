@@ -194,7 +194,18 @@ def check_judging(args: argparse.Namespace, seeds: list[int]) -> dict[str, float
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
-    """Play the sets (and the field), print each and the verdict; 0 if the candidate ships, 1 if not."""
+    """Play the sets (and the field), print each and the verdict; 0 if the candidate ships, 1 if not. torch's CPU
+    thread count is put back afterwards, so a climb's next run trains with every thread it had."""
+    import torch
+
+    threads = torch.get_num_threads()
+    try:
+        return _judge(args)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _judge(args: argparse.Namespace) -> int:
     import torch
 
     from rocketrl.eval.judge import FloorResult, compare_field, judge_sets
