@@ -164,17 +164,15 @@ def judged_this_bot(report: dict, source: Path) -> bool:
     report's candidate_sha256, or for an older report without it, its candidate file where that still exists), so
     a judged run's candidate copied under docs/ ships on its judgement and any other bot does not."""
     try:
-        if resolve_checkpoint(report["candidate"]).resolve() == source.resolve():
-            return True
+        judged = resolve_checkpoint(report["candidate"]).resolve()
     except (FileNotFoundError, ValueError):
-        pass  # the judged file is gone: only its recorded digest can name it
+        judged = None  # the judged file is gone: only its recorded digest can name it
+    if judged == source.resolve():
+        return True
     recorded = report.get("candidate_sha256")
-    if recorded is None:
-        try:
-            recorded = file_sha256(resolve_checkpoint(report["candidate"]))
-        except (FileNotFoundError, ValueError):
-            return False
-    return recorded == file_sha256(source)
+    if recorded is None and judged is not None:
+        recorded = file_sha256(judged)
+    return recorded is not None and recorded == file_sha256(source)
 
 
 def judged_sets(path: str, report: dict, source: Path) -> dict:

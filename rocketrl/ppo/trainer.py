@@ -322,9 +322,13 @@ class Trainer:
         saved_time = time.monotonic()
         self.notifier.send("start", f"step {self.counters.global_step:,} of {cfg.run.timesteps:,}")
         began, trained_before = time.monotonic(), self.train_seconds
+
+        def trained_seconds() -> float:  # this run's training time, earlier processes included
+            return trained_before + time.monotonic() - began
+
         try:
             while self.counters.global_step < cfg.run.timesteps and self._stop_signal is None:
-                self.train_seconds = trained_before + time.monotonic() - began
+                self.train_seconds = trained_seconds()
                 if cfg.run.max_minutes is not None and self.train_seconds >= 60.0 * cfg.run.max_minutes:
                     print(f"run.max_minutes={cfg.run.max_minutes:g} reached: stopping", flush=True)
                     break
@@ -357,7 +361,7 @@ class Trainer:
                     logger.log_update(self._report(stats, timings, sps))  # type: ignore[attr-defined]
                 by_time = every_seconds is not None and time.monotonic() - saved_time >= every_seconds
                 if self.counters.global_step >= next_checkpoint or by_time:
-                    self.train_seconds = trained_before + time.monotonic() - began
+                    self.train_seconds = trained_seconds()
                     self.save_checkpoint()
                     saved_at, saved_time = self.counters.global_step, time.monotonic()
                     while next_checkpoint <= self.counters.global_step:
@@ -369,7 +373,7 @@ class Trainer:
             raise
         finally:
             self._restore_signal_handlers()
-        self.train_seconds = trained_before + time.monotonic() - began
+        self.train_seconds = trained_seconds()
         if saved_at != self.counters.global_step:
             self.save_checkpoint()
         how = "stopped by signal" if self._stop_signal is not None else "finished"
