@@ -201,3 +201,40 @@ def test_a_short_line_trains_averages_judges_and_continues(tmp_path: Path, capsy
     assert "the same command with --steps 3 continues the line" in printed
     assert record.steps[1].start == str(out / "step1_average.safetensors") and record.steps[1].seed == 8
     assert json.loads((out / "step2_judged.json").read_text())["sets"][0]["seed"] == 1003
+
+
+@pytest.mark.parametrize("ships", [True, False])
+def test_the_last_lines_say_what_to_do_next(tmp_path: Path, capsys, monkeypatch, ships: bool) -> None:
+    """A line that climbed names its bot to watch, export and climb on from; one that did not names where the next
+    step's run would start (step 3's candidate after three steps, not an average)."""
+    import rocketrl.eval.climb_cli as climb_cli
+
+    out = tmp_path / "line"
+
+    def three_steps(record: ClimbRecord, folder: Path, max_steps: int, tools: ClimbTools) -> ClimbRecord:
+        fake = FakeTools(folder, ships={3} if ships else set())
+        done = climb(record, folder, max_steps, fake.tools())
+        assert [Path(start).name for start, *_ in fake.trained] == [
+            "gauntlet_v1",
+            "step1_average.safetensors",
+            "step2_candidate.safetensors",
+        ]
+        return done
+
+    monkeypatch.setattr(climb_cli, "climb", three_steps)
+    command = ["climb", "--from", "gauntlet_v1", "--out", str(out), "--timesteps", "1024", "--steps", "3"]
+    assert main([*command, "--seeds", "3", "--rule", "every-set", "--field", "none", "--floor", "none"]) == (
+        0 if ships else 1
+    )
+    printed = capsys.readouterr().out
+    candidate = out / "step3_candidate.safetensors"
+    if ships:
+        assert f"the line climbed: {candidate} ships against gauntlet_v1" in printed
+        assert f"rocketrl watch --checkpoint {candidate} --opponent gauntlet_v1" in printed
+        assert f"rocketrl export --checkpoint {candidate} --out bots/climbed" in printed
+        assert f"rocketrl climb --from {candidate} --out {out}_next" in printed
+        assert "continues the line" not in printed
+    else:
+        assert "no candidate of 3 judged step(s) ships against gauntlet_v1" in printed
+        assert f"the same command with --steps 4 continues the line: its next run starts from {candidate}" in printed
+        assert "rocketrl export" not in printed

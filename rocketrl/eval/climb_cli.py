@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rocketrl.cli_args import positive_int
-from rocketrl.eval.climb import RECORD_NAME, ClimbRecord, ClimbTools, climb
+from rocketrl.eval.climb import RECORD_NAME, ClimbRecord, ClimbTools, climb, next_start
 from rocketrl.eval.judge_cli import CLIMB_DEFAULTS, add_judging_arguments, check_judging, field_bots, parse_seeds
 
 DEFAULT_PRESET = "league_1v1_next"
@@ -153,5 +153,8 @@ def cmd_climb(args: argparse.Namespace, extra: list[str]) -> int:
         return 130  # stopped by a signal: the same command continues the line
     judged = [step for step in record.steps if step.ships is not None]
     print(f"no candidate of {len(judged)} judged step(s) ships against {record.parent} (record: {args.out})")
-    print(f"  the same command with --steps {len(judged) + 1} continues the line from its last step's average")
+    following = len(judged) + 1
+    print(
+        f"  the same command with --steps {following} continues the line: its next run starts from {next_start(record)}"
+    )
     return 1
