@@ -4,7 +4,7 @@ Two rules, each chosen before the games are played (`rocketrl judge --rule`):
 
 - every-set (the default; every shipped bot from gauntlet_v9 to gauntlet_v16): the candidate won every set, more
   wins than losses in each, and the pooled win rate's 95% Wilson interval (a draw as half a win) lies above even.
-- pooled (gauntlet_v17 to gauntlet_v29): at least `POOLED_MIN_GAMES` games, the pooled interval above even, and the
+- pooled (gauntlet_v17 on): at least `POOLED_MIN_GAMES` games, the pooled interval above even, and the
   candidate at least level with its parent against a field of other bots on the same games (the difference in
   points per game not below zero).
   A bot at a true 56% against its parent passes the every-set rule on five sets of 100 about 47 times in 100 (64
