@@ -16,6 +16,7 @@ checkpoint, snapshot, evaluation and stage change).
 
 from __future__ import annotations
 
+import shutil
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ import torch
 
 from rocketrl.env.batched import BatchedEnv
 from rocketrl.env.config import EnvConfig
+from rocketrl.infra.atomic_file import write_atomic
 from rocketrl.infra.atomic_json import write_json_atomic
 from rocketrl.infra.checkpoint import load_checkpoint, save_checkpoint
 from rocketrl.league.config import MATCHMAKING, LeagueConfig
@@ -42,6 +44,9 @@ from rocketrl.policy.load import (
     policy_from_checkpoint,
     resolve_checkpoint,
 )
+from rocketrl.policy.nexto import KIND as NEXTO_KIND
+from rocketrl.policy.nexto import PREFIX as NEXTO_PREFIX
+from rocketrl.policy.nexto import NextoPolicy, is_nexto
 from rocketrl.policy.normalize import ObservationNormalizer
 
 ROTATION = "rotation"
@@ -175,7 +180,11 @@ class League:
             entry = next(s for s in self.snapshots if s["name"] == name)
             if len(self._snapshot_policies) >= SNAPSHOT_NETWORKS_KEPT:  # the first loaded goes
                 self._snapshot_policies.pop(next(iter(self._snapshot_policies)))
-            self._snapshot_policies[name] = policy_from_checkpoint(self.run_dir / entry["path"], device=self.device)
+            path = self.run_dir / entry["path"]
+            if entry.get("kind") == NEXTO_KIND:
+                self._snapshot_policies[name] = NextoPolicy(path, device=self.device)
+            else:
+                self._snapshot_policies[name] = policy_from_checkpoint(path, device=self.device)
         return self._snapshot_policies[name]
 
     def pool_names(self) -> list[str]:
@@ -278,6 +287,9 @@ class League:
         taken = {s["name"] for s in self.snapshots}
         seen = {Path(start_file).resolve()} if start_file is not None else set()
         for spec in specs:
+            if is_nexto(spec):
+                names.append(self._add_nexto(spec, taken))
+                continue
             path = resolve_checkpoint(spec)
             if path.resolve() in seen:  # the run's start, or named twice ('pretrained' is the newest gauntlet bot)
                 continue
@@ -304,6 +316,23 @@ class League:
             self.table.add(name, elo=self.table[LEARNER].elo)
             names.append(name)
         return names
+
+    def _add_nexto(self, spec: str, taken: set[str]) -> str:
+        """Nexto's actor file ('nexto:PATH', read by NextoPolicy, which also checks it) copied whole into the pool
+        as a fixed opponent named fixed_nexto; returns the name."""
+        source = Path(spec[len(NEXTO_PREFIX) :])
+        NextoPolicy(source)  # a missing or wrong file stops the run here, named
+        name = "fixed_nexto"
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        rel = Path("league") / "snapshots" / f"{name}.pt"
+        write_atomic(self.run_dir / rel, lambda tmp: shutil.copyfile(source, tmp))
+        self.snapshots.append(
+            {"name": name, "step": 0, "path": str(rel), "fixed": True, "from": spec, "kind": NEXTO_KIND}
+        )
+        self.table.add(name, elo=self.table[LEARNER].elo)
+        return name
 
     def evaluation_env(self, env_config: EnvConfig) -> BatchedEnv:
         """The arenas the evaluation games are played in, for the current stage's team sizes: built once and

@@ -221,7 +221,7 @@ def load_policy(
 ) -> Policy:
     """'rule_policy' (also 'rule'), 'random', 'shadow_goalie', 'ball_chaser' (scripted opponents kept out of
     training), 'rotation' (the scripted rotating team), a shipped bot ('pretrained', 'pretrained_team',
-    'gauntlet_vN') or a checkpoint path -> a Policy.
+    'gauntlet_vN'), a checkpoint path or 'nexto:PATH' (the community bot Nexto's actor file) -> a Policy.
     compile_rule: a scripted policy runs through torch.compile."""
     if spec in (RULE_POLICY, "rule"):
         from rocketrl.policy.rule import RulePolicy
@@ -235,6 +235,11 @@ def load_policy(
 
     if spec in SCRIPTED_OPPONENTS:
         return SCRIPTED_OPPONENTS[spec](seed=seed, compiled=compile_rule)
+    from rocketrl.policy.nexto import PREFIX as NEXTO
+    from rocketrl.policy.nexto import NextoPolicy
+
+    if spec.startswith(NEXTO):
+        return NextoPolicy(spec[len(NEXTO) :], device=device)
     if not is_named_bot(spec) and not Path(spec).exists():
         raise FileNotFoundError(
             f"policy {spec!r} is neither 'rule_policy', 'random', {', '.join(map(repr, SCRIPTED_NAMES))}, "
@@ -253,6 +258,8 @@ def policy_name(spec: str) -> str:
         return RANDOM_POLICY
     if is_named_bot(spec) or spec in SCRIPTED_NAMES:
         return spec
+    if spec.startswith("nexto:"):
+        return "nexto"
     path = (resolve_checkpoint(spec) if Path(spec).is_dir() else Path(spec)).resolve()  # a run: its last bot
     folder = path.parent.parent if path.parent.name == "checkpoints" else path.parent
     return f"{folder.name}/{path.stem}"
