@@ -266,10 +266,10 @@ class RayCollection(Collection):
             for old in [n for n in self._snapshot_refs if n not in pool]:
                 del self._snapshot_refs[old]
             entry = next(s for s in league.snapshots if s["name"] == name)
-            if entry.get("kind") == "nexto":
+            if entry.get("kind") in ("nexto", "necto"):
                 raise ValueError(
                     f"league.fixed_opponents: {entry['from']!r} plays on the learner's own rollouts only; train "
-                    "with local rollouts (no Ray workers) to meet Nexto, or leave it out of fixed_opponents"
+                    "with local rollouts (no Ray workers) to meet it, or leave it out of fixed_opponents"
                 )
             path = self.trainer.run_dir / entry["path"]
             state, meta = load_checkpoint(path)

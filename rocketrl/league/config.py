@@ -33,8 +33,8 @@ class LeagueConfig:
     first (prioritised fictitious self-play's 'hard' weighting)."""
     fixed_opponents: list[str] = field(default_factory=list)
     """Bots that join the pool at the start, beside the learner's first snapshot, and stay in it: shipped bots
-    ('gauntlet_vN'; 'gauntlet' for every gauntlet bot; 'pretrained'), checkpoint paths, or 'nexto:PATH', the
-    community bot Nexto's actor file (rocketrl.policy.nexto; local rollouts only). They are matched by
+    ('gauntlet_vN'; 'gauntlet' for every gauntlet bot; 'pretrained'), checkpoint paths, or a community bot's
+    actor file, 'nexto:PATH' or 'necto:PATH' (rocketrl.policy.nexto, .necto; local rollouts only). They are matched by
     the same ratings and never pushed out by `pool_size`; one that is the file the run starts from
     (`run.init_from`) is left out, its first snapshot being that bot. Each is copied into
     <run>/league/snapshots/, so the run keeps the opponents it trained against."""

@@ -38,15 +38,15 @@ from rocketrl.league.top_replays import TopEpisodeReplays
 from rocketrl.policy.actor_critic import ActorCritic, PolicyActor, weights_obs_size
 from rocketrl.policy.base import Policy, PolicyDriver
 from rocketrl.policy.load import (
+    COMMUNITY_BOTS,
     RULE_POLICY,
     checkpoint_config,
+    community_bot,
+    community_policy,
     gauntlet_bots,
     policy_from_checkpoint,
     resolve_checkpoint,
 )
-from rocketrl.policy.nexto import KIND as NEXTO_KIND
-from rocketrl.policy.nexto import PREFIX as NEXTO_PREFIX
-from rocketrl.policy.nexto import NextoPolicy, is_nexto
 from rocketrl.policy.normalize import ObservationNormalizer
 
 ROTATION = "rotation"
@@ -181,8 +181,8 @@ class League:
             if len(self._snapshot_policies) >= SNAPSHOT_NETWORKS_KEPT:  # the first loaded goes
                 self._snapshot_policies.pop(next(iter(self._snapshot_policies)))
             path = self.run_dir / entry["path"]
-            if entry.get("kind") == NEXTO_KIND:
-                self._snapshot_policies[name] = NextoPolicy(path, device=self.device)
+            if entry.get("kind") in COMMUNITY_BOTS:
+                self._snapshot_policies[name] = community_policy(entry["kind"], path, device=self.device)
             else:
                 self._snapshot_policies[name] = policy_from_checkpoint(path, device=self.device)
         return self._snapshot_policies[name]
@@ -287,8 +287,9 @@ class League:
         taken = {s["name"] for s in self.snapshots}
         seen = {Path(start_file).resolve()} if start_file is not None else set()
         for spec in specs:
-            if is_nexto(spec):
-                names.append(self._add_nexto(spec, taken))
+            bot = community_bot(spec)
+            if bot is not None:
+                names.append(self._add_community_bot(bot, spec, taken))
                 continue
             path = resolve_checkpoint(spec)
             if path.resolve() in seen:  # the run's start, or named twice ('pretrained' is the newest gauntlet bot)
@@ -317,20 +318,18 @@ class League:
             names.append(name)
         return names
 
-    def _add_nexto(self, spec: str, taken: set[str]) -> str:
-        """Nexto's actor file ('nexto:PATH', read by NextoPolicy, which also checks it) copied whole into the pool
-        as a fixed opponent named fixed_nexto; returns the name."""
-        source = Path(spec[len(NEXTO_PREFIX) :])
-        NextoPolicy(source)  # a missing or wrong file stops the run here, named
-        name = "fixed_nexto"
+    def _add_community_bot(self, bot: str, spec: str, taken: set[str]) -> str:
+        """A community bot's actor file ('nexto:PATH', 'necto:PATH'; loaded once here, so a missing or wrong file
+        stops the run now, named) copied whole into the pool as a fixed opponent named fixed_<bot>; returns it."""
+        source = Path(spec[len(bot) + 1 :])
+        community_policy(bot, source)
+        name = f"fixed_{bot}"
         while name in taken:
             name += "_"
         taken.add(name)
         rel = Path("league") / "snapshots" / f"{name}.pt"
         write_atomic(self.run_dir / rel, lambda tmp: shutil.copyfile(source, tmp))
-        self.snapshots.append(
-            {"name": name, "step": 0, "path": str(rel), "fixed": True, "from": spec, "kind": NEXTO_KIND}
-        )
+        self.snapshots.append({"name": name, "step": 0, "path": str(rel), "fixed": True, "from": spec, "kind": bot})
         self.table.add(name, elo=self.table[LEARNER].elo)
         return name
 

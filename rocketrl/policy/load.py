@@ -212,6 +212,26 @@ def policy_from_state(state: dict, config: dict, device: str | torch.device = "c
     return PolicyActor(model, normalizer, deterministic=deterministic)
 
 
+COMMUNITY_BOTS = ("nexto", "necto")
+"""Published community bots played from their actor files, named 'nexto:PATH' or 'necto:PATH'."""
+
+
+def community_bot(spec: str | Path) -> str | None:
+    """'nexto' or 'necto' for a spec naming a community bot's actor file ('nexto:PATH'), else None."""
+    return next((bot for bot in COMMUNITY_BOTS if isinstance(spec, str) and spec.startswith(f"{bot}:")), None)
+
+
+def community_policy(bot: str, path: str | Path, device: str | torch.device = "cpu") -> Policy:
+    """The community bot `bot` ('nexto' or 'necto') played from its actor file at `path`."""
+    if bot == "nexto":
+        from rocketrl.policy.nexto import NextoPolicy
+
+        return NextoPolicy(path, device=device)
+    from rocketrl.policy.necto import NectoPolicy
+
+    return NectoPolicy(path, device=device)
+
+
 def load_policy(
     spec: str,
     device: str | torch.device = "cpu",
@@ -221,7 +241,7 @@ def load_policy(
 ) -> Policy:
     """'rule_policy' (also 'rule'), 'random', 'shadow_goalie', 'ball_chaser' (scripted opponents kept out of
     training), 'rotation' (the scripted rotating team), a shipped bot ('pretrained', 'pretrained_team',
-    'gauntlet_vN'), a checkpoint path or 'nexto:PATH' (the community bot Nexto's actor file) -> a Policy.
+    'gauntlet_vN'), a checkpoint path, or 'nexto:PATH' / 'necto:PATH' (a community bot's actor file) -> a Policy.
     compile_rule: a scripted policy runs through torch.compile."""
     if spec in (RULE_POLICY, "rule"):
         from rocketrl.policy.rule import RulePolicy
@@ -235,11 +255,9 @@ def load_policy(
 
     if spec in SCRIPTED_OPPONENTS:
         return SCRIPTED_OPPONENTS[spec](seed=seed, compiled=compile_rule)
-    from rocketrl.policy.nexto import PREFIX as NEXTO
-    from rocketrl.policy.nexto import NextoPolicy
-
-    if spec.startswith(NEXTO):
-        return NextoPolicy(spec[len(NEXTO) :], device=device)
+    bot = community_bot(spec)
+    if bot is not None:
+        return community_policy(bot, spec[len(bot) + 1 :], device=device)
     if not is_named_bot(spec) and not Path(spec).exists():
         raise FileNotFoundError(
             f"policy {spec!r} is neither 'rule_policy', 'random', {', '.join(map(repr, SCRIPTED_NAMES))}, "
@@ -258,8 +276,9 @@ def policy_name(spec: str) -> str:
         return RANDOM_POLICY
     if is_named_bot(spec) or spec in SCRIPTED_NAMES:
         return spec
-    if spec.startswith("nexto:"):
-        return "nexto"
+    bot = community_bot(spec)
+    if bot is not None:
+        return bot
     path = (resolve_checkpoint(spec) if Path(spec).is_dir() else Path(spec)).resolve()  # a run: its last bot
     folder = path.parent.parent if path.parent.name == "checkpoints" else path.parent
     return f"{folder.name}/{path.stem}"

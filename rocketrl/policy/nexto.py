@@ -27,10 +27,6 @@ from rocketrl.env import obs as layout
 from rocketrl.policy.base import PolicyState
 from rocketrl.sim.arena import BOOST_PADS, MAX_TEAM_SIZE
 
-PREFIX = "nexto:"
-"""Policy specs that start with this name a Nexto actor file: 'nexto:PATH'."""
-KIND = "nexto"
-"""The `kind` of a league pool entry that holds Nexto's actor file."""
 SOURCE = "github.com/Rolv-Arild/Necto, file rlbot-support/Nexto/nexto-model.pt"
 
 FEATURES = 24
@@ -60,19 +56,21 @@ def _pad_keys() -> torch.Tensor:
 _PAD_KEYS = _pad_keys()
 
 
-def nexto_inputs(obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Our observations (N, 180) -> Nexto's (query (N, 1, 32), keys (N, 41, 24), mask (N, 41)).
+def check_obs(obs: torch.Tensor, who: str) -> None:
+    """Raise ValueError unless obs is (N, 180)."""
+    if obs.dim() != 2 or obs.shape[1] != layout.OBS_SIZE:
+        raise ValueError(f"{who} reads observations of shape (N, {layout.OBS_SIZE}); got {tuple(obs.shape)}")
+
+
+def entity_features(obs: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """The 24 features of every object, as Nexto and Necto lay them out, from our observations (N, 180):
+    this car (N, 24), the five other car slots (N, 5, 24; teammates then opponents, angular velocity zero as our
+    observation does not carry it), which slots hold a car (N, 5) bool, the ball (N, 1, 24) and the pads (N, 34,
+    24; 'active' in the demolished slot). Absolute, / 2300 (angular velocity / 5.5), seen from the agent's side.
 
     Our observation already sees the field from the agent's side (x and y negated for orange, pads in mirrored
-    order), as Nexto's does; positions and velocities are / 2300 in both, car angular velocity / 5.5 in both and
-    boost 0-1. Keys: this car, the five other car slots (teammates then opponents; their angular velocity, which
-    our observation does not carry, is zero), the ball and the 34 pads (active or not, in the agent's pad order,
-    which lists pad i at pad i's blue-side position). Every key's position is then relative to this car, and
-    every vector's x and y are turned so that the car's heading is +y. The mask is 0 for every key of a car on
-    the field and -inf for an empty slot (it is added to the attention logits).
-    """
-    if obs.dim() != 2 or obs.shape[1] != layout.OBS_SIZE:
-        raise ValueError(f"Nexto reads observations of shape (N, {layout.OBS_SIZE}); got {tuple(obs.shape)}")
+    order), as theirs do; positions and velocities are / 2300 in both, car angular velocity / 5.5 in both and
+    boost 0-1. The agent's pad order lists pad i at pad i's blue-side place, so the pad keys are the same set."""
     n, device = obs.shape[0], obs.device
     obs = obs.float()
     me = torch.zeros(n, FEATURES, device=device)
@@ -110,8 +108,34 @@ def nexto_inputs(obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.T
 
     pads = _PAD_KEYS.to(device).expand(n, -1, -1).clone()
     pads[..., DEMOLISHED] = obs[:, layout.PADS]
+    return me, others, present, ball, pads
 
-    query = torch.cat([me, obs[:, layout.BALL_SIZE : layout.BALL_SIZE + layout.CONTROLS_SIZE]], dim=-1)
+
+def previous_controls(obs: torch.Tensor) -> torch.Tensor:
+    """The agent's previous controls (N, 8) in our observation."""
+    return obs[:, layout.BALL_SIZE : layout.BALL_SIZE + layout.CONTROLS_SIZE].float()
+
+
+def absent_mask(present: torch.Tensor, before: int, after: int) -> torch.Tensor:
+    """The attention mask (N, before + 5 + after): 0 where a key is on the field, -inf for an empty car slot
+    (both actors add it to the attention logits)."""
+    n = present.shape[0]
+    mask = torch.zeros(n, before + NUM_OTHERS + after, device=present.device)
+    mask[:, before : before + NUM_OTHERS] = torch.where(present, 0.0, -math.inf)
+    return mask
+
+
+def nexto_inputs(obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Our observations (N, 180) -> Nexto's (query (N, 1, 32), keys (N, 41, 24), mask (N, 41)).
+
+    Keys: this car, the five other car slots, the ball and the 34 pads (`entity_features`). Every key's position
+    is then relative to this car, and every vector's x and y turned so that the car's heading is +y; the query
+    (this car's features and its previous controls) stays as it is. Empty car slots are all zero and masked.
+    """
+    check_obs(obs, "Nexto")
+    me, others, present, ball, pads = entity_features(obs)
+    n = obs.shape[0]
+    query = torch.cat([me, previous_controls(obs)], dim=-1)
     keys = torch.cat([me.unsqueeze(1), others, ball, pads], dim=1)
     keys[..., POS] = keys[..., POS] - me[:, None, POS]
     heading = torch.atan2(me[:, FORWARD.start], me[:, FORWARD.start + 1]).view(n, 1, 1)
@@ -121,10 +145,27 @@ def nexto_inputs(obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.T
     keys[..., POS.start : ANG_VEL.stop : 3] = cos * x - sin * y
     keys[..., POS.start + 1 : ANG_VEL.stop : 3] = sin * x + cos * y
     keys[:, 1 : 1 + NUM_OTHERS] = keys[:, 1 : 1 + NUM_OTHERS] * present.unsqueeze(-1)  # empty slots all zero
+    return query.unsqueeze(1), keys, absent_mask(present, 1, 1 + len(BOOST_PADS))
 
-    mask = torch.zeros(n, NUM_KEYS, device=device)
-    mask[:, 1 : 1 + NUM_OTHERS] = torch.where(present, 0.0, -math.inf)
-    return query.unsqueeze(1), keys, mask
+
+def load_torchscript(path: str | Path, device: str | torch.device, who: str, source: str) -> torch.jit.ScriptModule:
+    """A community bot's TorchScript actor, with errors that name the file and where to get it."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{who}: no file at {path}; its actor is not part of rocketrl (CC BY-NC-SA 4.0): get it from {source} "
+            f"and give its path, e.g. {who}:path/to/{Path(source.split()[-1]).name}"
+        )
+    try:
+        with warnings.catch_warnings():  # torch 2.9+ marks TorchScript deprecated; the file is TorchScript
+            warnings.simplefilter("ignore", DeprecationWarning)
+            model = torch.jit.load(str(path), map_location=torch.device(device))
+    except RuntimeError as error:
+        raise ValueError(
+            f"{who}: {path} is not a TorchScript actor ({str(error).splitlines()[0]}); expected the file from {source}"
+        ) from error
+    model.eval()
+    return model
 
 
 class NextoPolicy:
@@ -133,22 +174,7 @@ class NextoPolicy:
     action_kind = "discrete"
 
     def __init__(self, path: str | Path, device: str | torch.device = "cpu") -> None:
-        path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(
-                f"nexto: no file at {path}; Nexto's actor is not part of rocketrl (CC BY-NC-SA 4.0): get it from "
-                f"{SOURCE} and give its path, e.g. nexto:path/to/nexto-model.pt"
-            )
-        try:
-            with warnings.catch_warnings():  # torch 2.9+ marks TorchScript deprecated; the file is TorchScript
-                warnings.simplefilter("ignore", DeprecationWarning)
-                self.model = torch.jit.load(str(path), map_location=torch.device(device))
-        except RuntimeError as error:
-            raise ValueError(
-                f"nexto: {path} is not a TorchScript actor ({str(error).splitlines()[0]}); expected the file "
-                f"nexto-model.pt from {SOURCE}"
-            ) from error
-        self.model.eval()
+        self.model = load_torchscript(path, device, "nexto", SOURCE)
         self.device = torch.device(device)
 
     def initial_state(self, batch: int, device: torch.device | str) -> PolicyState:
@@ -162,8 +188,3 @@ class NextoPolicy:
         query, keys, mask = nexto_inputs(obs.to(self.device))
         logits, _ = self.model((query, keys, mask))
         return logits.reshape(obs.shape[0], -1).argmax(dim=-1).to(obs.device), None
-
-
-def is_nexto(spec: str) -> bool:
-    """True for a policy spec 'nexto:PATH'."""
-    return isinstance(spec, str) and spec.startswith(PREFIX)
