@@ -30,7 +30,6 @@ from rocketrl.sim.arena import BOOST_PADS, MAX_TEAM_SIZE
 SOURCE = "github.com/Rolv-Arild/Necto, file rlbot-support/Nexto/nexto-model.pt"
 
 FEATURES = 24
-QUERY_SIZE = FEATURES + layout.CONTROLS_SIZE
 IS_SELF, IS_MATE, IS_OPPONENT, IS_BALL, IS_PAD = range(5)
 POS, VEL, FORWARD, UP, ANG_VEL = slice(5, 8), slice(8, 11), slice(11, 14), slice(14, 17), slice(17, 20)
 BOOST, DEMOLISHED, ON_GROUND, HAS_FLIP = range(20, 24)
