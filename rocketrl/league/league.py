@@ -287,9 +287,9 @@ class League:
         taken = {s["name"] for s in self.snapshots}
         seen = {Path(start_file).resolve()} if start_file is not None else set()
         for spec in specs:
-            bot = community_bot(spec)
-            if bot is not None:
-                names.append(self._add_community_bot(bot, spec, taken))
+            community = community_bot(spec)
+            if community is not None:
+                names.append(self._add_community_bot(*community, spec, taken))
                 continue
             path = resolve_checkpoint(spec)
             if path.resolve() in seen:  # the run's start, or named twice ('pretrained' is the newest gauntlet bot)
@@ -318,10 +318,10 @@ class League:
             names.append(name)
         return names
 
-    def _add_community_bot(self, bot: str, spec: str, taken: set[str]) -> str:
-        """A community bot's actor file ('nexto:PATH', 'necto:PATH'; loaded once here, so a missing or wrong file
-        stops the run now, named) copied whole into the pool as a fixed opponent named fixed_<bot>; returns it."""
-        source = Path(spec[len(bot) + 1 :])
+    def _add_community_bot(self, bot: str, path: str, spec: str, taken: set[str]) -> str:
+        """A community bot's actor file (`spec` 'nexto:PATH' or 'necto:PATH'; loaded once here, so a missing or wrong
+        file stops the run now, named) copied whole into the pool as a fixed opponent named fixed_<bot>; returns it."""
+        source = Path(path)
         community_policy(bot, source)
         name = f"fixed_{bot}"
         while name in taken:

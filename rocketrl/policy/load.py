@@ -216,9 +216,12 @@ COMMUNITY_BOTS = ("nexto", "necto")
 """Published community bots played from their actor files, named 'nexto:PATH' or 'necto:PATH'."""
 
 
-def community_bot(spec: str | Path) -> str | None:
-    """'nexto' or 'necto' for a spec naming a community bot's actor file ('nexto:PATH'), else None."""
-    return next((bot for bot in COMMUNITY_BOTS if isinstance(spec, str) and spec.startswith(f"{bot}:")), None)
+def community_bot(spec: str | Path) -> tuple[str, str] | None:
+    """(bot, path) for a spec naming a community bot's actor file ('nexto:PATH' -> ('nexto', 'PATH')), else None."""
+    for bot in COMMUNITY_BOTS:
+        if isinstance(spec, str) and spec.startswith(f"{bot}:"):
+            return bot, spec[len(bot) + 1 :]
+    return None
 
 
 def community_policy(bot: str, path: str | Path, device: str | torch.device = "cpu") -> Policy:
@@ -255,9 +258,9 @@ def load_policy(
 
     if spec in SCRIPTED_OPPONENTS:
         return SCRIPTED_OPPONENTS[spec](seed=seed, compiled=compile_rule)
-    bot = community_bot(spec)
-    if bot is not None:
-        return community_policy(bot, spec[len(bot) + 1 :], device=device)
+    community = community_bot(spec)
+    if community is not None:
+        return community_policy(*community, device=device)
     if not is_named_bot(spec) and not Path(spec).exists():
         raise FileNotFoundError(
             f"policy {spec!r} is neither 'rule_policy', 'random', {', '.join(map(repr, SCRIPTED_NAMES))}, "
@@ -276,9 +279,9 @@ def policy_name(spec: str) -> str:
         return RANDOM_POLICY
     if is_named_bot(spec) or spec in SCRIPTED_NAMES:
         return spec
-    bot = community_bot(spec)
-    if bot is not None:
-        return bot
+    community = community_bot(spec)
+    if community is not None:
+        return community[0]
     path = (resolve_checkpoint(spec) if Path(spec).is_dir() else Path(spec)).resolve()  # a run: its last bot
     folder = path.parent.parent if path.parent.name == "checkpoints" else path.parent
     return f"{folder.name}/{path.stem}"
