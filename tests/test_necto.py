@@ -169,14 +169,11 @@ def test_a_missing_actor_file_names_where_to_get_it(tmp_path: Path) -> None:
         load_policy(f"necto:{tmp_path / 'nope.pt'}")
 
 
-def test_it_plays_full_games_and_joins_the_league_pool(actor_file: Path, tmp_path: Path) -> None:
+def test_it_plays_full_games_but_never_joins_a_training_pool(actor_file: Path) -> None:
     from rocketrl.league.config import LeagueConfig
-    from rocketrl.league.league import League
 
     config = MatchConfig(num_games=2, game_seconds=4.0, env=game_env_config(2, 1, 1, num_workers=1))
     result = play_match(load_policy(f"necto:{actor_file}"), load_policy("rule_policy"), config)
     assert result.num_games == 2
-    league = League(LeagueConfig(fixed_opponents=[f"necto:{actor_file}"]), tmp_path, torch.device("cpu"))
-    assert league.add_fixed_opponents(180) == ["fixed_necto"]
-    assert isinstance(league.snapshot_policy("fixed_necto"), NectoPolicy)
-    assert (tmp_path / "league" / "snapshots" / "fixed_necto.pt").read_bytes() == actor_file.read_bytes()
+    with pytest.raises(ValueError, match=r"league.fixed_opponents: 'necto:.*' is a community bot"):
+        LeagueConfig(fixed_opponents=[f"necto:{actor_file}"])

@@ -165,25 +165,13 @@ def test_it_plays_full_games_on_either_side(actor_file: Path) -> None:
     assert result.num_games == 2 and {g.a_team for g in result.games} == {0, 1}
 
 
-def test_nexto_joins_the_league_pool_as_a_copied_fixed_opponent(actor_file: Path, tmp_path: Path) -> None:
+def test_a_training_run_refuses_it_as_an_opponent(actor_file: Path) -> None:
+    """A community bot is the yardstick: measured against, never put in a training run's pool."""
     from rocketrl.league.config import LeagueConfig
-    from rocketrl.league.league import LEARNER, League
 
-    league = League(LeagueConfig(fixed_opponents=[f"nexto:{actor_file}"]), tmp_path, torch.device("cpu"))
-    league.table[LEARNER].elo = 1700.0
-    assert league.add_fixed_opponents(180) == ["fixed_nexto"]
-    assert league.pool_names() == ["fixed_nexto"] and league.table["fixed_nexto"].elo == 1700.0
-    copied = tmp_path / "league" / "snapshots" / "fixed_nexto.pt"
-    assert copied.read_bytes() == actor_file.read_bytes()  # the run keeps the opponent it trained against
-    policy = league.snapshot_policy("fixed_nexto")
-    obs = DefaultObs(1, 1).build(random_state(3, 1, 1, torch.Generator().manual_seed(9)), torch.zeros(3, 2, 8))
-    obs = obs.reshape(6, -1)
-    assert isinstance(policy, NextoPolicy)
-    assert torch.equal(policy.act(obs)[0], load_policy(f"nexto:{actor_file}").act(obs)[0])
-    resumed = League(LeagueConfig(fixed_opponents=[f"nexto:{actor_file}"]), tmp_path, torch.device("cpu"))
-    resumed.load_state_dict(league.state_dict())
-    assert resumed.pool_names() == ["fixed_nexto"] and isinstance(resumed.snapshot_policy("fixed_nexto"), NextoPolicy)
-    with pytest.raises(FileNotFoundError, match="nexto-model.pt"):
-        League(
-            LeagueConfig(fixed_opponents=["nexto:missing.pt"]), tmp_path / "b", torch.device("cpu")
-        ).add_fixed_opponents(180)
+    refused = r"league.fixed_opponents: 'nexto:.*' is a community bot.*not an opponent to train"
+    with pytest.raises(ValueError, match=refused):
+        LeagueConfig(opponents={"selfplay": 0.5, "checkpoint": 0.5}, fixed_opponents=[f"nexto:{actor_file}"])
+    with pytest.raises(ValueError, match="community bot"):
+        LeagueConfig(fixed_opponents=["gauntlet_v1", "nexto:elsewhere/nexto-model.pt"])
+    assert LeagueConfig(fixed_opponents=["gauntlet_v1"]).fixed_opponents == ["gauntlet_v1"]

@@ -35,7 +35,7 @@ from rocketrl.env.config import EnvConfig
 from rocketrl.infra.checkpoint import load_checkpoint
 from rocketrl.league.curriculum import Stage
 from rocketrl.league.plan import ArenaPlan
-from rocketrl.policy.load import COMMUNITY_BOTS, checkpoint_config
+from rocketrl.policy.load import checkpoint_config
 from rocketrl.ppo.collection import Collection
 from rocketrl.ppo.train_config import TrainConfig
 from rocketrl.ppo.train_logger import UpdateReport
@@ -266,11 +266,6 @@ class RayCollection(Collection):
             for old in [n for n in self._snapshot_refs if n not in pool]:
                 del self._snapshot_refs[old]
             entry = next(s for s in league.snapshots if s["name"] == name)
-            if entry.get("kind") in COMMUNITY_BOTS:
-                raise ValueError(
-                    f"league.fixed_opponents: {entry['from']!r} plays on the learner's own rollouts only; train "
-                    "with local rollouts (no Ray workers) to meet it, or leave it out of fixed_opponents"
-                )
             path = self.trainer.run_dir / entry["path"]
             state, meta = load_checkpoint(path)
             payload = {key: state[key] for key in ("model", "obs_norm") if key in state}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rocketrl.env.setters import MAX_KICKOFF_JITTER, kickoff_jitter_in_range
+from rocketrl.policy.load import community_bot
 
 OPPONENT_KINDS = ("selfplay", "checkpoint", "rule", "rotation")
 MATCHMAKING = ("close", "hard")
@@ -33,8 +34,8 @@ class LeagueConfig:
     first (prioritised fictitious self-play's 'hard' weighting)."""
     fixed_opponents: list[str] = field(default_factory=list)
     """Bots that join the pool at the start, beside the learner's first snapshot, and stay in it: shipped bots
-    ('gauntlet_vN'; 'gauntlet' for every gauntlet bot; 'pretrained'), checkpoint paths, or a community bot's
-    actor file, 'nexto:PATH' or 'necto:PATH' (rocketrl.policy.nexto, .necto; local rollouts only). They are matched by
+    ('gauntlet_vN'; 'gauntlet' for every gauntlet bot; 'pretrained') or checkpoint paths; never a community bot
+    ('nexto:PATH', 'necto:PATH': measured against, not trained against). They are matched by
     the same ratings and never pushed out by `pool_size`; one that is the file the run starts from
     (`run.init_from`) is left out, its first snapshot being that bot. Each is copied into
     <run>/league/snapshots/, so the run keeps the opponents it trained against."""
@@ -114,6 +115,13 @@ class LeagueConfig:
                 f"league.fixed_opponents={self.fixed_opponents!r}: must be a list of bot names or checkpoint paths, "
                 "e.g. [gauntlet_v1] or [gauntlet]"
             )
+        for spec in self.fixed_opponents:
+            if community_bot(spec) is not None:
+                raise ValueError(
+                    f"league.fixed_opponents: {spec!r} is a community bot, the yardstick bots are measured by "
+                    "(rocketrl eval --opponents, rocketrl judge --field), not an opponent to train against: its "
+                    "weights (CC BY-NC-SA) stay out of training runs. Name gauntlet bots or your own checkpoints"
+                )
         if self.opponent_groups < 1:
             raise ValueError(f"league.opponent_groups={self.opponent_groups}: must be at least 1")
         if not 0 <= self.greedy_groups <= self.opponent_groups:

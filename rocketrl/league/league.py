@@ -16,7 +16,6 @@ checkpoint, snapshot, evaluation and stage change).
 
 from __future__ import annotations
 
-import shutil
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +25,6 @@ import torch
 
 from rocketrl.env.batched import BatchedEnv
 from rocketrl.env.config import EnvConfig
-from rocketrl.infra.atomic_file import write_atomic
 from rocketrl.infra.atomic_json import write_json_atomic
 from rocketrl.infra.checkpoint import load_checkpoint, save_checkpoint
 from rocketrl.league.config import MATCHMAKING, LeagueConfig
@@ -38,11 +36,8 @@ from rocketrl.league.top_replays import TopEpisodeReplays
 from rocketrl.policy.actor_critic import ActorCritic, PolicyActor, weights_obs_size
 from rocketrl.policy.base import Policy, PolicyDriver
 from rocketrl.policy.load import (
-    COMMUNITY_BOTS,
     RULE_POLICY,
     checkpoint_config,
-    community_bot,
-    community_policy,
     gauntlet_bots,
     policy_from_checkpoint,
     resolve_checkpoint,
@@ -180,11 +175,7 @@ class League:
             entry = next(s for s in self.snapshots if s["name"] == name)
             if len(self._snapshot_policies) >= SNAPSHOT_NETWORKS_KEPT:  # the first loaded goes
                 self._snapshot_policies.pop(next(iter(self._snapshot_policies)))
-            path = self.run_dir / entry["path"]
-            if entry.get("kind") in COMMUNITY_BOTS:
-                self._snapshot_policies[name] = community_policy(entry["kind"], path, device=self.device)
-            else:
-                self._snapshot_policies[name] = policy_from_checkpoint(path, device=self.device)
+            self._snapshot_policies[name] = policy_from_checkpoint(self.run_dir / entry["path"], device=self.device)
         return self._snapshot_policies[name]
 
     def pool_names(self) -> list[str]:
@@ -287,10 +278,6 @@ class League:
         taken = {s["name"] for s in self.snapshots}
         seen = {Path(start_file).resolve()} if start_file is not None else set()
         for spec in specs:
-            community = community_bot(spec)
-            if community is not None:
-                names.append(self._add_community_bot(*community, spec, taken))
-                continue
             path = resolve_checkpoint(spec)
             if path.resolve() in seen:  # the run's start, or named twice ('pretrained' is the newest gauntlet bot)
                 continue
@@ -317,21 +304,6 @@ class League:
             self.table.add(name, elo=self.table[LEARNER].elo)
             names.append(name)
         return names
-
-    def _add_community_bot(self, bot: str, path: str, spec: str, taken: set[str]) -> str:
-        """A community bot's actor file (`spec` 'nexto:PATH' or 'necto:PATH'; loaded once here, so a missing or wrong
-        file stops the run now, named) copied whole into the pool as a fixed opponent named fixed_<bot>; returns it."""
-        source = Path(path)
-        community_policy(bot, source)
-        name = f"fixed_{bot}"
-        while name in taken:
-            name += "_"
-        taken.add(name)
-        rel = Path("league") / "snapshots" / f"{name}.pt"
-        write_atomic(self.run_dir / rel, lambda tmp: shutil.copyfile(source, tmp))
-        self.snapshots.append({"name": name, "step": 0, "path": str(rel), "fixed": True, "from": spec, "kind": bot})
-        self.table.add(name, elo=self.table[LEARNER].elo)
-        return name
 
     def evaluation_env(self, env_config: EnvConfig) -> BatchedEnv:
         """The arenas the evaluation games are played in, for the current stage's team sizes: built once and

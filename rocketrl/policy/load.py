@@ -213,7 +213,9 @@ def policy_from_state(state: dict, config: dict, device: str | torch.device = "c
 
 
 COMMUNITY_BOTS = ("nexto", "necto")
-"""Published community bots played from their actor files, named 'nexto:PATH' or 'necto:PATH'."""
+"""Published community bots played from their actor files, named 'nexto:PATH' or 'necto:PATH': opponents to
+measure against (rocketrl eval, judge's field), never to train against. They are the yardstick, and their weights
+(CC BY-NC-SA) stay out of the project and its training runs, so `league.fixed_opponents` refuses them."""
 
 
 def community_bot(spec: str | Path) -> tuple[str, str] | None:
