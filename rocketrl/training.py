@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from rocketrl.config import TrainConfig, config_to_dict
+from rocketrl.policy.load import resolve_checkpoint
 from rocketrl.ppo.summary import summarize
 from rocketrl.ppo.train_logger import TrainLogger
 from rocketrl.ppo.trainer import Trainer
@@ -55,6 +56,11 @@ def train(
     every update on to it: a benchmark's sampler, say); `at_end` runs once the run has ended well, with the trainer
     and everything it built still alive.
     """
+    if cfg.run.init_from and not cfg.run.resume:
+        try:  # a start that is not there is named before the run's folder is made
+            resolve_checkpoint(cfg.run.init_from)
+        except FileNotFoundError as missing:
+            raise FileNotFoundError(f"run.init_from: {missing}") from None
     trainer = make_trainer(cfg)
     try:
         if cfg.run.resume:

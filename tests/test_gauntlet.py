@@ -105,6 +105,27 @@ def test_a_network_of_another_shape_is_refused_by_name(tmp_path) -> None:
             trainer.init_from(str(checkpoint))
 
 
+def test_a_start_that_is_not_there_is_named_before_the_run_folder_is_made(tmp_path) -> None:
+    from rocketrl.config import TrainConfig
+    from rocketrl.training import train
+
+    cfg = TrainConfig()
+    cfg.run.logdir, cfg.run.name, cfg.run.init_from = str(tmp_path / "runs"), "start", str(tmp_path / "none.st")
+    with pytest.raises(FileNotFoundError, match=r"run.init_from: checkpoint '.*none\.st' does not exist; give"):
+        train(cfg)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_community_bot_is_refused_as_a_start_by_name() -> None:
+    from rocketrl.ppo.config import RunConfig
+
+    with pytest.raises(ValueError, match=r"run.init_from='nexto:x/nexto-model.pt' is a community bot.*not a start"):
+        RunConfig(init_from="nexto:x/nexto-model.pt")
+    with pytest.raises(ValueError, match="community bot"):
+        RunConfig(init_from="necto:necto-model.pt")
+    assert RunConfig(init_from="gauntlet_v1").init_from == "gauntlet_v1"
+
+
 def test_the_shipped_1v1_bot_is_the_newest_gauntlet_version_with_its_card() -> None:
     newest = gauntlet_versions()[-1]
     assert resolve_checkpoint("pretrained") == GAUNTLET_DIR / f"v{newest}.safetensors"
