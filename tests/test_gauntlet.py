@@ -119,7 +119,7 @@ def test_a_start_that_is_not_there_is_named_before_the_run_folder_is_made(tmp_pa
 def test_a_community_bot_is_refused_as_a_start_by_name() -> None:
     from rocketrl.ppo.config import RunConfig
 
-    with pytest.raises(ValueError, match=r"run.init_from='nexto:x/nexto-model.pt' is a community bot.*not a start"):
+    with pytest.raises(ValueError, match=r"run.init_from: .nexto:x/nexto-model.pt. is a community bot.*not a start"):
         RunConfig(init_from="nexto:x/nexto-model.pt")
     with pytest.raises(ValueError, match="community bot"):
         RunConfig(init_from="necto:necto-model.pt")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rocketrl.env.setters import MAX_KICKOFF_JITTER, kickoff_jitter_in_range
-from rocketrl.policy.load import community_bot
+from rocketrl.policy.load import refuse_community_bot
 
 OPPONENT_KINDS = ("selfplay", "checkpoint", "rule", "rotation")
 MATCHMAKING = ("close", "hard")
@@ -116,12 +116,12 @@ class LeagueConfig:
                 "e.g. [gauntlet_v1] or [gauntlet]"
             )
         for spec in self.fixed_opponents:
-            if community_bot(spec) is not None:
-                raise ValueError(
-                    f"league.fixed_opponents: {spec!r} is a community bot, the yardstick bots are measured by "
-                    "(rocketrl eval --opponents, rocketrl judge --field), not an opponent to train against: its "
-                    "weights (CC BY-NC-SA) stay out of training runs. Name gauntlet bots or your own checkpoints"
-                )
+            refuse_community_bot(
+                "league.fixed_opponents",
+                spec,
+                "an opponent to train against",
+                "Name gauntlet bots or your own checkpoints",
+            )
         if self.opponent_groups < 1:
             raise ValueError(f"league.opponent_groups={self.opponent_groups}: must be at least 1")
         if not 0 <= self.greedy_groups <= self.opponent_groups:

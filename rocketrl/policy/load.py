@@ -226,6 +226,16 @@ def community_bot(spec: str | Path) -> tuple[str, str] | None:
     return None
 
 
+def refuse_community_bot(field: str, spec: str | Path, role: str, instead: str) -> None:
+    """Raise ValueError naming `field` when `spec` is a community bot: they are measured against, never trained
+    with. `role` says what the field would make of it ('a start to train from'); `instead` what to give."""
+    if community_bot(spec) is not None:
+        raise ValueError(
+            f"{field}: {spec!r} is a community bot, a yardstick to measure by (rocketrl eval --opponents, "
+            f"rocketrl judge --field), not {role}: its weights (CC BY-NC-SA) stay out of training runs. {instead}"
+        )
+
+
 def community_policy(bot: str, path: str | Path, device: str | torch.device = "cpu") -> Policy:
     """The community bot `bot` ('nexto' or 'necto') played from its actor file at `path`."""
     if bot == "nexto":

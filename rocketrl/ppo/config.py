@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from rocketrl.policy.load import community_bot
+from rocketrl.policy.load import refuse_community_bot
 from rocketrl.typecheck import at_least, check_field_types, positive, positive_or_none
 
 LrSchedule = Literal["constant", "linear", "exponential", "cosine"]
@@ -243,11 +243,12 @@ class RunConfig:
             )
         if self.resume is not None and not self.resume.strip():
             raise ValueError("run.resume='': give a checkpoint path, 'latest', or null")
-        if self.init_from is not None and community_bot(self.init_from) is not None:
-            raise ValueError(
-                f"run.init_from={self.init_from!r} is a community bot: a yardstick to measure by (rocketrl eval "
-                "--opponents, rocketrl judge --field), not a start to train from: its weights (CC BY-NC-SA) stay "
-                "out of training runs. Give 'pretrained', a gauntlet bot (gauntlet_vN) or your own checkpoint"
+        if self.init_from is not None:
+            refuse_community_bot(
+                "run.init_from",
+                self.init_from,
+                "a start to train from",
+                "Give 'pretrained', a gauntlet bot (gauntlet_vN) or your own checkpoint",
             )
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.discord_webhook_env):
             raise ValueError(
