@@ -104,6 +104,23 @@ def test_a_stopped_line_continues_where_it_stopped(tmp_path: Path) -> None:
     assert record.shipped == str(tmp_path / "step2_candidate.safetensors")
 
 
+def test_a_line_going_on_from_a_line_average_trains_and_averages_with_it(tmp_path: Path) -> None:
+    fake = FakeTools(tmp_path)
+    given = "docs/candidates/gen51_line_average.safetensors"
+    record = climb(ClimbRecord("gauntlet_v31", [], 40, [1], start=given), tmp_path, 2, fake.tools())
+    c1 = str(tmp_path / "step1_candidate.safetensors")
+    # Step 1 starts from the given line average and averages with it, as a later step of a line does; step 2 starts
+    # from step 1's candidate (not its run average, which averaged with the parent only at a line's first step).
+    assert [(start, seed) for start, seed, *_ in fake.trained] == [(given, 40), (c1, 41)]
+    a1, a2 = str(tmp_path / "step1_average.safetensors"), str(tmp_path / "step2_average.safetensors")
+    assert fake.averaged[1] == ([a1, given], "step1_candidate.safetensors", None)
+    assert fake.averaged[3] == ([a2, c1], "step2_candidate.safetensors", None)
+    # The bot to beat is the parent throughout, and the start is kept with the line's settings.
+    assert [p for _, p, *_ in fake.judged] == ["gauntlet_v31", "gauntlet_v31"]
+    assert ClimbRecord.load(tmp_path).start == given
+    assert ClimbRecord("gauntlet_v31", [], 40, [1]).settings() != record.settings()
+
+
 def test_the_recent_field_is_the_five_bots_shipped_before_the_parent() -> None:
     bots = gauntlet_bots()
     newest = bots[-1]
@@ -125,6 +142,7 @@ def test_the_recent_field_is_the_five_bots_shipped_before_the_parent() -> None:
         (["--minutes", "1", "--from", "gauntlet_v1"], "--field 'recent': no bot left"),
         (["--minutes", "1", "--ppo.learning-rat", "1"], "learning-rat"),
         (["--minutes", "0"], "--minutes 0"),
+        (["--minutes", "1", "--start", "runs/nosuch.safetensors"], "--start: checkpoint"),
     ],
 )
 def test_bad_settings_are_refused_before_any_training(tmp_path: Path, capsys, args, message) -> None:

@@ -9,6 +9,10 @@ Every candidate is judged against the parent on fresh seeds; the line stops at t
     step 2: start = run 1           candidate = avg(run 2, run 1)    line = candidate
     step 3: start = step 2's line   candidate = avg(run 3, start)    line = candidate
 
+A line may also go on from a line average made elsewhere (`start`: another line's candidate, judged or not): step 1
+then trains from it and averages with it, as a later step does, and every step after it starts from the last
+candidate. The bot to beat is still the parent.
+
 This module holds the line's bookkeeping and its loop; `climb_cli` gives it the trainer, `rocketrl average` and
 `rocketrl judge`. The record (`climb.json` in the line's folder) is rewritten atomically after every phase, so a
 stopped line continues where it stopped: finished phases are kept, an interrupted run resumes from its checkpoint.
@@ -66,10 +70,13 @@ class ClimbRecord:
     """How every step is judged besides its seeds (rule, field, floor, games): fixed before the first game."""
     steps: list[ClimbStep] = field(default_factory=list)
     shipped: str | None = None
+    start: str | None = None
+    """Where step 1 starts when not the parent: a line average to go on from (None: the parent)."""
 
     def settings(self) -> tuple:
-        """What a line is continued only with: its parent, training overrides, seed, judging seeds and judging."""
-        return (self.parent, self.train_overrides, self.seed, self.judge_seeds, self.judging)
+        """What a line is continued only with: its parent, training overrides, seed, judging seeds, judging and
+        first start."""
+        return (self.parent, self.train_overrides, self.seed, self.judge_seeds, self.judging, self.start)
 
     def save(self, folder: Path) -> None:
         write_json_atomic(folder / RECORD_NAME, asdict(self))
@@ -101,11 +108,12 @@ def step_judge_seeds(seeds: Sequence[int], step: int) -> list[int]:
 
 
 def next_start(record: ClimbRecord) -> str:
-    """Where the next step's run starts: the parent, then the first run's average, then the last candidate."""
+    """Where the next step's run starts: the parent (or the line's given start), then the first run's average (the
+    last candidate where step 1 started from a given line average), then the last candidate."""
     if not record.steps:
-        return record.parent
+        return record.start or record.parent
     last = record.steps[-1]
-    if last.step == 1:
+    if last.step == 1 and record.start is None:
         assert last.run_average is not None
         return last.run_average
     assert last.candidate is not None

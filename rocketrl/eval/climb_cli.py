@@ -41,6 +41,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--from", dest="parent", default="pretrained", help="the parent: where the line starts and the bot to beat "
         "(default pretrained, the newest shipped bot)",
     )  # fmt: skip
+    p.add_argument(
+        "--start", default=None, help="go on from this line average instead of the parent (a candidate of an earlier "
+        "line): step 1 trains from it and averages its run with it, and the parent is still the bot to beat",
+    )  # fmt: skip
     p.add_argument("--out", required=True, type=Path, help="the line's folder: runs, averages, judgings, climb.json")
     p.add_argument("--steps", type=positive_int, default=3, help="judge at most this many steps (default 3)")
     p.add_argument("--preset", default=DEFAULT_PRESET, help=f"the training preset (default {DEFAULT_PRESET})")
@@ -54,7 +58,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 JUDGING = ("rule", "field", "field_seeds", "floor", "num_games", "game_seconds", "kickoff_jitter", "engine")
 """The judging settings a line keeps for all its steps (with its seeds)."""
-SETTING_NAMES = ("--from", "training settings and length", "--seed", "--seeds", "the judging's settings")
+SETTING_NAMES = ("--from", "training settings and length", "--seed", "--seeds", "the judging's settings", "--start")
 """ClimbRecord.settings() by the options that set them, for the refusal to continue a line with other ones."""
 
 
@@ -94,11 +98,19 @@ def cmd_climb(args: argparse.Namespace, extra: list[str]) -> int:
     seeds = parse_seeds(args.seeds)
     check_judging(args, seeds)  # the judging's settings, the parent and the field are refused before any training
     resolve_checkpoint(args.parent)
+    if args.start is not None:
+        if args.start == args.parent:
+            args.start = None  # the parent is where a line starts anyway
+        else:
+            try:
+                resolve_checkpoint(args.start)
+            except FileNotFoundError as exc:
+                raise FileNotFoundError(f"--start: {exc}") from exc
     overrides = train_overrides(args, extra)
     preset = preset_config_path(args.preset)
     base = load_config(preset, overrides)  # bad overrides are named before anything runs
     judging = {key: getattr(args, key) for key in JUDGING}
-    record = ClimbRecord(args.parent, overrides, args.seed, seeds, judging)
+    record = ClimbRecord(args.parent, overrides, args.seed, seeds, judging, start=args.start)
     kept = ClimbRecord.load(args.out)
     if kept is not None:
         if kept.settings() != record.settings():
@@ -115,7 +127,9 @@ def cmd_climb(args: argparse.Namespace, extra: list[str]) -> int:
         print(f"continuing the line in {args.out}: {len(kept.steps)} step(s) recorded", flush=True)
     field = field_bots(args.field, (args.parent, args.parent)) if args.field else []
     print(
-        f"the line in {args.out}: from {args.parent}, at most {args.steps} step(s) of {length_words(args)}, "
+        f"the line in {args.out}: from {args.parent}"
+        + (f", going on from {args.start}" if args.start else "")
+        + f", at most {args.steps} step(s) of {length_words(args)}, "
         f"{args.preset}, seeds {args.seed}+; each judged {args.rule} on {len(seeds)} sets of {args.num_games} games"
         + (f", the field {', '.join(field)} on {args.field_seeds} seed(s)" if field else "")
         + (f", the floor {args.floor}" if args.floor else ""),
