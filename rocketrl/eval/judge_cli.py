@@ -110,7 +110,11 @@ def add_judging_arguments(p: argparse.ArgumentParser, defaults: dict | None = No
     )
     p.add_argument("--num-games", type=positive_int, default=100, help="games per set (default 100)")
     p.add_argument("--game-seconds", type=float, default=120.0, help="game clock in seconds (default 120)")
-    p.add_argument("--kickoff-jitter", type=float, default=5.0, metavar="UU", help="spawn jitter (default 5 uu)")
+    p.add_argument(
+        "--kickoff-jitter", type=float, default=5.0, metavar="UU", help="move kickoff spawns by up to UU (default 5 "
+        "uu; give 100 to judge a candidate against its parent: at 5 two greedy bots meet each other's one kickoff "
+        "after every goal, and a counter to it passes for a better bot)",
+    )  # fmt: skip
 
     def only(training: str) -> str:  # climb: these reach the games; its training has its own settings
         return f"; the judging's games only (training: the preset's, or --{training})" if games_only else ""
