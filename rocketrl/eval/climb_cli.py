@@ -85,7 +85,7 @@ def cmd_climb(args: argparse.Namespace, extra: list[str]) -> int:
     from rocketrl.eval.judge_cli import cmd_judge
     from rocketrl.infra.checkpoint import read_meta
     from rocketrl.policy.average import average_checkpoints
-    from rocketrl.policy.load import resolve_checkpoint
+    from rocketrl.policy.load import resolve_checkpoint, same_checkpoint
     from rocketrl.training import train
 
     for name in ("field", "floor"):  # 'none': judge without a field or a floor
@@ -99,8 +99,8 @@ def cmd_climb(args: argparse.Namespace, extra: list[str]) -> int:
     check_judging(args, seeds)  # the judging's settings, the parent and the field are refused before any training
     resolve_checkpoint(args.parent)
     if args.start is not None:
-        if args.start == args.parent:
-            args.start = None  # the parent is where a line starts anyway
+        if same_checkpoint(args.start, args.parent):
+            args.start = None  # the parent, however named, is where a line starts anyway
         else:
             try:
                 resolve_checkpoint(args.start)
