@@ -148,7 +148,10 @@ def test_a_differing_choice_is_explained_by_what_the_bot_read_or_by_arithmetic()
     bot = _TieBot(seen_obs)
     table = bot.policy.table
     read = explain_difference(bot, None, np.zeros(8, np.float32), direct_obs, table[0], table[1])
-    seen = {"observation_gap": 0.25, "fields": ["ball.pos.y"], "read": {"ball.pos.y": [1.25, 1.0]}, "demolished": False}
+    seen = {
+        "observation_gap": 0.25, "fields": ["ball.pos.y"], "read": {"ball.pos.y": [1.25, 1.0]}, "demolished": False,
+        "others_demolished": [],
+    }  # fmt: skip
     assert read == {**seen, "cause": "observation", "margin": 0.5}
     numeric = explain_difference(bot, None, np.zeros(8, np.float32), direct_obs, table[1], table[0])
     assert numeric == {**seen, "cause": "arithmetic", "margin": 0.5}
@@ -167,4 +170,24 @@ def test_a_differing_choice_is_explained_by_what_the_bot_read_or_by_arithmetic()
     during = explain_difference(bot, None, np.zeros(8, np.float32), wrecked, table[0], table[1])
     assert during["demolished"] and during["fields"] == ["ball.pos.y"]
     assert summarize_differences([read, during])["while_demolished"] == 1
+    assert summarize_differences([read, during])["only_in_a_wreck"] == 0
+    # While the opponent's car is demolished, a difference only in its wreck's floats is told apart; one that also
+    # reads the ball differently is not.
+    from rocketrl.env.obs import OTHER_DEMOLISHED, OTHER_SIZE, OTHERS, field_name
+
+    opponent = OTHERS.start + 2 * OTHER_SIZE  # slot 2: the first opponent (two teammate slots come first)
+    forward_z = next(i for i in range(opponent, opponent + OTHER_SIZE) if field_name(i) == "other[2].forward.z")
+    wreck = np.zeros(OBS_SIZE, np.float32)
+    wreck[opponent + OTHER_DEMOLISHED] = 1.0
+    wreck_seen = wreck.copy()
+    wreck_seen[forward_z] = 0.07
+    bot = _TieBot(wreck_seen)
+    only_wreck = explain_difference(bot, None, np.zeros(8, np.float32), wreck, table[0], table[1])
+    assert only_wreck["others_demolished"] == ["other[2]"] and only_wreck["fields"] == ["other[2].forward.z"]
+    assert not only_wreck["demolished"]
+    wreck_seen[1] = 0.5
+    bot = _TieBot(wreck_seen)
+    also_ball = explain_difference(bot, None, np.zeros(8, np.float32), wreck, table[0], table[1])
+    assert also_ball["fields"] == ["ball.pos.y", "other[2].forward.z"]
+    assert summarize_differences([read, only_wreck, also_ball])["only_in_a_wreck"] == 1
     assert summarize_differences([])["count"] == 0

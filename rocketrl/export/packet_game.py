@@ -25,7 +25,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from rocketrl.env.obs import CAR_DEMOLISHED, DefaultObs, field_name
+from rocketrl.env.obs import (
+    CAR_DEMOLISHED,
+    NUM_OTHER_SLOTS,
+    OTHER_DEMOLISHED,
+    OTHER_SIZE,
+    OTHERS,
+    DefaultObs,
+    field_name,
+)
 from rocketrl.env.setters import KickoffSetter
 from rocketrl.export.game_packets import PacketWriter, field_info
 from rocketrl.league.ratings import win_rate_interval
@@ -310,7 +318,9 @@ def explain_difference(bot: Any, packet: Any, prev_controls: np.ndarray, direct_
     `observation_gap`: the largest difference between the observation the bot read from the packet and rocketrl's
     `direct_obs` (floats); `fields`: the names of the floats that differ by more than 1e-3, largest first (at most
     five; rocketrl.env.obs.field_name); `read`: each such field as [what the bot read, rocketrl's value];
-    `demolished`: the bot's car was demolished (its controls do nothing until it respawns). `cause`:
+    `demolished`: the bot's car was demolished (its controls do nothing until it respawns); `others_demolished`:
+    the other cars' slots ("other[j]") that were demolished on rocketrl's observation (a wreck's orientation is
+    RocketSim's CarState in a packet and its gym row in training, which differ; see summarize_differences). `cause`:
     'observation' where the bot's own network on rocketrl's observation chooses as the checkpoint did (what it read
     made the difference), else 'arithmetic' (its numpy network and torch differ on the same input). `margin`: on
     rocketrl's observation, the bot's network's logit gap between the two choices (how near a tie it was). Cause
@@ -324,6 +334,7 @@ def explain_difference(bot: Any, packet: Any, prev_controls: np.ndarray, direct_
         "fields": [field_name(i) for i in order],
         "read": {field_name(i): [float(bot_obs[i]), float(direct_obs[i])] for i in order},
         "demolished": bool(direct_obs[CAR_DEMOLISHED] > 0.5),
+        "others_demolished": demolished_others(direct_obs),
     }
     if not policy.discrete or policy.lstm is not None:
         return {**seen, "cause": None, "margin": None}
@@ -337,13 +348,28 @@ def explain_difference(bot: Any, packet: Any, prev_controls: np.ndarray, direct_
     return {**seen, "cause": cause, "margin": abs(best(direct_controls) - best(chosen))}
 
 
+def demolished_others(obs: np.ndarray) -> list[str]:
+    """The other cars' slot names ("other[j]", rocketrl.env.obs.field_name's prefix) demolished in `obs` (OBS_SIZE,)."""
+    slots = obs[OTHERS].reshape(NUM_OTHER_SLOTS, OTHER_SIZE)
+    return [f"other[{j}]" for j in range(NUM_OTHER_SLOTS) if slots[j, OTHER_DEMOLISHED] > 0.5]
+
+
+def in_a_wreck(difference: dict) -> bool:
+    """Every float the bot read differently belongs to a demolished other car (its wreck, whose orientation a
+    packet and training take from two RocketSim readings that differ while it waits to respawn)."""
+    wrecks = difference.get("others_demolished", [])
+    fields = difference["fields"]
+    return bool(fields) and all(name.split(".")[0] in wrecks for name in fields)
+
+
 DIFFERENCES_LISTED = 20
 """How many differing choices a report lists one by one (with what the bot read), the first ones of the run."""
 
 
 def summarize_differences(differences: list[dict]) -> dict:
     """Counts by cause and by differing observation field, how many came while the bot's car was demolished (where
-    its controls do nothing), the largest observation gap and logit margin over the differing choices, and the
+    its controls do nothing), how many differ only in a demolished opponent's or teammate's wreck (in_a_wreck), the
+    largest observation gap and logit margin over the differing choices, and the
     first DIFFERENCES_LISTED of them as explain_difference gave them (`each`)."""
     gaps = [d["observation_gap"] for d in differences]
     margins = [d["margin"] for d in differences if d["margin"] is not None]
@@ -353,6 +379,7 @@ def summarize_differences(differences: list[dict]) -> dict:
         "by_cause": dict(Counter(str(d["cause"]) for d in differences)),
         "by_field": dict(fields.most_common()),
         "while_demolished": sum(d["demolished"] for d in differences),
+        "only_in_a_wreck": sum(in_a_wreck(d) for d in differences),
         "largest_observation_gap": max(gaps) if gaps else None,
         "largest_margin_logits": max(margins) if margins else None,
         "margins_logits": sorted(round(m, 6) for m in margins),
