@@ -256,3 +256,32 @@ def test_the_last_lines_say_what_to_do_next(tmp_path: Path, capsys, monkeypatch,
         assert "no candidate of 3 judged step(s) ships against gauntlet_v1" in printed
         assert f"the same command with --steps 4 continues the line: its next run starts from {candidate}" in printed
         assert "rocketrl export" not in printed
+
+
+def test_a_start_that_names_the_parent_another_way_is_no_start(tmp_path: Path, capsys) -> None:
+    """`--start pretrained --from <the shipped bot's gauntlet name>` names one file twice: the line starts from its
+    parent as any line does (no start in its settings), so the kept line's settings differ only where they do."""
+    newest = gauntlet_bots()[-1]  # the shipped bot, whose file 'pretrained' also names
+    line = tmp_path / "line"
+    command = [
+        "climb",
+        "--out",
+        str(line),
+        "--minutes",
+        "1",
+        "--from",
+        newest,
+        "--seeds",
+        ",".join(map(str, range(10))),
+    ]
+    args = build_parser().parse_known_args(command)[0]
+    judging = {key: getattr(args, key) for key in JUDGING}
+    overrides = ["--run.timesteps", str(10**12), "--run.max-minutes", "1.0"]
+    ClimbRecord(newest, overrides, 0, list(range(1, 11)), judging).save(line)  # other --seeds, no start
+    assert main([*command, "--start", "pretrained"]) == 2
+    assert "other settings (--seeds;" in capsys.readouterr().err  # the start is not among them
+    # A start that is another file is one.
+    other = tmp_path / "other.safetensors"
+    other.write_bytes(b"")
+    assert main([*command, "--start", str(other)]) == 2
+    assert "other settings (--seeds, --start;" in capsys.readouterr().err
