@@ -150,7 +150,7 @@ def test_a_differing_choice_is_explained_by_what_the_bot_read_or_by_arithmetic()
     read = explain_difference(bot, None, np.zeros(8, np.float32), direct_obs, table[0], table[1])
     seen = {
         "observation_gap": 0.25, "fields": ["ball.pos.y"], "read": {"ball.pos.y": [1.25, 1.0]}, "demolished": False,
-        "others_demolished": [],
+        "others_demolished": [], "only_in_a_wreck": False,
     }  # fmt: skip
     assert read == {**seen, "cause": "observation", "margin": 0.5}
     numeric = explain_difference(bot, None, np.zeros(8, np.float32), direct_obs, table[1], table[0])
@@ -184,10 +184,19 @@ def test_a_differing_choice_is_explained_by_what_the_bot_read_or_by_arithmetic()
     bot = _TieBot(wreck_seen)
     only_wreck = explain_difference(bot, None, np.zeros(8, np.float32), wreck, table[0], table[1])
     assert only_wreck["others_demolished"] == ["other[2]"] and only_wreck["fields"] == ["other[2].forward.z"]
-    assert not only_wreck["demolished"]
+    assert only_wreck["only_in_a_wreck"] and not only_wreck["demolished"]
     wreck_seen[1] = 0.5
     bot = _TieBot(wreck_seen)
     also_ball = explain_difference(bot, None, np.zeros(8, np.float32), wreck, table[0], table[1])
-    assert also_ball["fields"] == ["ball.pos.y", "other[2].forward.z"]
+    assert also_ball["fields"] == ["ball.pos.y", "other[2].forward.z"] and not also_ball["only_in_a_wreck"]
+    # Only five fields are listed; a sixth that differs outside the wreck still counts.
+    wreck_seen[1] = 0.0
+    for name in ("forward.x", "forward.y", "up.x", "up.y", "up.z"):
+        wreck_seen[next(i for i in range(opponent, opponent + OTHER_SIZE) if field_name(i) == f"other[2].{name}")] = 0.1
+    wreck_seen[2] = 0.002
+    bot = _TieBot(wreck_seen)
+    hidden_ball = explain_difference(bot, None, np.zeros(8, np.float32), wreck, table[0], table[1])
+    assert all(name.startswith("other[2].") for name in hidden_ball["fields"]) and len(hidden_ball["fields"]) == 5
+    assert not hidden_ball["only_in_a_wreck"]
     assert summarize_differences([read, only_wreck, also_ball])["only_in_a_wreck"] == 1
     assert summarize_differences([])["count"] == 0

@@ -319,8 +319,9 @@ def explain_difference(bot: Any, packet: Any, prev_controls: np.ndarray, direct_
     `direct_obs` (floats); `fields`: the names of the floats that differ by more than 1e-3, largest first (at most
     five; rocketrl.env.obs.field_name); `read`: each such field as [what the bot read, rocketrl's value];
     `demolished`: the bot's car was demolished (its controls do nothing until it respawns); `others_demolished`:
-    the other cars' slots ("other[j]") that were demolished on rocketrl's observation (a wreck's orientation is
-    RocketSim's CarState in a packet and its gym row in training, which differ; see summarize_differences). `cause`:
+    the other cars' slots ("other[j]") that were demolished on rocketrl's observation; `only_in_a_wreck`: every
+    float that differs by more than 1e-3 (not only the five listed) belongs to one of them (a wreck's orientation is
+    RocketSim's CarState in a packet and its gym row in training, which differ while it waits to respawn). `cause`:
     'observation' where the bot's own network on rocketrl's observation chooses as the checkpoint did (what it read
     made the difference), else 'arithmetic' (its numpy network and torch differ on the same input). `margin`: on
     rocketrl's observation, the bot's network's logit gap between the two choices (how near a tie it was). Cause
@@ -329,12 +330,15 @@ def explain_difference(bot: Any, packet: Any, prev_controls: np.ndarray, direct_
     bot_obs = bot.observe(packet, prev_controls)
     diff = np.abs(bot_obs.astype(np.float64) - direct_obs.astype(np.float64))
     order = [int(i) for i in np.argsort(-diff, kind="stable")[:5] if diff[i] > 1e-3]
+    wrecks = demolished_others(direct_obs)
+    differing = [field_name(int(i)).split(".")[0] for i in np.flatnonzero(diff > 1e-3)]
     seen = {
         "observation_gap": float(diff.max()),
         "fields": [field_name(i) for i in order],
         "read": {field_name(i): [float(bot_obs[i]), float(direct_obs[i])] for i in order},
         "demolished": bool(direct_obs[CAR_DEMOLISHED] > 0.5),
-        "others_demolished": demolished_others(direct_obs),
+        "others_demolished": wrecks,
+        "only_in_a_wreck": bool(differing) and all(slot in wrecks for slot in differing),
     }
     if not policy.discrete or policy.lstm is not None:
         return {**seen, "cause": None, "margin": None}
@@ -354,23 +358,15 @@ def demolished_others(obs: np.ndarray) -> list[str]:
     return [f"other[{j}]" for j in range(NUM_OTHER_SLOTS) if slots[j, OTHER_DEMOLISHED] > 0.5]
 
 
-def in_a_wreck(difference: dict) -> bool:
-    """Every float the bot read differently belongs to a demolished other car (its wreck, whose orientation a
-    packet and training take from two RocketSim readings that differ while it waits to respawn)."""
-    wrecks = difference.get("others_demolished", [])
-    fields = difference["fields"]
-    return bool(fields) and all(name.split(".")[0] in wrecks for name in fields)
-
-
 DIFFERENCES_LISTED = 20
 """How many differing choices a report lists one by one (with what the bot read), the first ones of the run."""
 
 
 def summarize_differences(differences: list[dict]) -> dict:
     """Counts by cause and by differing observation field, how many came while the bot's car was demolished (where
-    its controls do nothing), how many differ only in a demolished opponent's or teammate's wreck (in_a_wreck), the
-    largest observation gap and logit margin over the differing choices, and the
-    first DIFFERENCES_LISTED of them as explain_difference gave them (`each`)."""
+    its controls do nothing), how many differ only in a demolished opponent's or teammate's wreck
+    (`only_in_a_wreck`), the largest observation gap and logit margin over the differing choices, and the first
+    DIFFERENCES_LISTED of them as explain_difference gave them (`each`)."""
     gaps = [d["observation_gap"] for d in differences]
     margins = [d["margin"] for d in differences if d["margin"] is not None]
     fields = Counter(name for d in differences for name in d["fields"])
@@ -379,7 +375,7 @@ def summarize_differences(differences: list[dict]) -> dict:
         "by_cause": dict(Counter(str(d["cause"]) for d in differences)),
         "by_field": dict(fields.most_common()),
         "while_demolished": sum(d["demolished"] for d in differences),
-        "only_in_a_wreck": sum(in_a_wreck(d) for d in differences),
+        "only_in_a_wreck": sum(d.get("only_in_a_wreck", False) for d in differences),
         "largest_observation_gap": max(gaps) if gaps else None,
         "largest_margin_logits": max(margins) if margins else None,
         "margins_logits": sorted(round(m, 6) for m in margins),
