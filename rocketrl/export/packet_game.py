@@ -375,7 +375,7 @@ def summarize_differences(differences: list[dict]) -> dict:
         "by_cause": dict(Counter(str(d["cause"]) for d in differences)),
         "by_field": dict(fields.most_common()),
         "while_demolished": sum(d["demolished"] for d in differences),
-        "only_in_a_wreck": sum(d.get("only_in_a_wreck", False) for d in differences),
+        "only_in_a_wreck": sum(d["only_in_a_wreck"] for d in differences),
         "largest_observation_gap": max(gaps) if gaps else None,
         "largest_margin_logits": max(margins) if margins else None,
         "margins_logits": sorted(round(m, 6) for m in margins),
