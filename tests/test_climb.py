@@ -285,3 +285,24 @@ def test_a_start_that_names_the_parent_another_way_is_no_start(tmp_path: Path, c
     other.write_bytes(b"")
     assert main([*command, "--start", str(other)]) == 2
     assert "other settings (--seeds, --start;" in capsys.readouterr().err
+
+
+def test_the_judgings_kickoff_jitter_is_not_the_trainings(tmp_path: Path, capsys) -> None:
+    """--kickoff-jitter moves the judging's spawns only; the training's kickoffs move with --env.kickoff-jitter, a
+    training setting, so a line trained one way is not continued the other."""
+    from rocketrl.eval.climb_cli import train_overrides
+
+    line = tmp_path / "line"
+    command = ["climb", "--out", str(line), "--minutes", "1", "--seeds", ",".join(map(str, range(10)))]
+    command += ["--kickoff-jitter", "100"]
+    preset = preset_config_path("league_1v1_next")
+    for extra, trained in (([], 0.0), (["--env.kickoff-jitter", "100"], 100.0)):
+        args, rest = build_parser().parse_known_args([*command, *extra])
+        assert args.kickoff_jitter == 100.0 and rest == extra
+        assert load_config(preset, train_overrides(args, rest)).env.kickoff_jitter == trained
+    args, rest = build_parser().parse_known_args(command)
+    judging = {key: getattr(args, key) for key in JUDGING}
+    ClimbRecord("pretrained", train_overrides(args, rest), 0, list(range(10)), judging).save(line)
+    assert main([*command, "--env.kickoff-jitter", "100"]) == 2
+    assert "other settings (training settings and length;" in capsys.readouterr().err
+    assert ClimbRecord.load(line).train_overrides == train_overrides(args, rest)  # the record is left as it was
