@@ -456,3 +456,21 @@ def test_train_hands_every_update_through_the_wrapping_logger_and_ends_with_the_
     assert seen == [("TrainLogger", BATCH), ("TrainLogger", 2 * BATCH), ("end", 2 * BATCH)]
     assert result.steps == 2 * BATCH and not result.stopped
     assert any(result.run_dir.glob("events.out.tfevents.*"))  # the inner TrainLogger wrote TensorBoard
+
+
+def test_a_run_gives_back_the_threads_it_found_so_the_next_run_in_the_process_trains_on_them(tmp_path):
+    """A climb trains, judges and trains again in one process: the phases narrow torch's CPU threads, and a run
+    that left them narrowed made every later step learn on one thread (half the agent-steps a minute)."""
+    found = torch.get_num_threads()
+    steps = ["--run.timesteps", str(2 * BATCH), "--speed.rollout-threads", "1", "--speed.learn-threads", "1"]
+    try:
+        torch.set_num_threads(2)
+        train(small_config(tmp_path, "first", *steps))
+        assert torch.get_num_threads() == 2
+        second = Trainer(small_config(tmp_path, "second", "--run.timesteps", str(BATCH)))
+        try:
+            assert second._default_threads == 2  # noqa: SLF001 - the count its null-speed phases train on
+        finally:
+            second.close()
+    finally:
+        torch.set_num_threads(found)

@@ -305,8 +305,11 @@ class Trainer:
 
     # ---------------------------------------------------------------------------------- loop
     def learn(self, logger: object | None = None) -> Counters:
-        """Train until run.timesteps agent-steps; returns the final counters."""
+        """Train until run.timesteps agent-steps; returns the final counters. torch's CPU thread count is put back
+        as it found it: the phases set their own, and a later run in the same process (a climb's next step) takes
+        its default from what this one leaves."""
         cfg, p = self.cfg, self.cfg.ppo
+        threads_before = torch.get_num_threads()
         self._install_signal_handlers()
         if self.league is not None:
             self.league.start_pool(
@@ -373,6 +376,7 @@ class Trainer:
             raise
         finally:
             self._restore_signal_handlers()
+            torch.set_num_threads(threads_before)
         self.train_seconds = trained_seconds()
         if saved_at != self.counters.global_step:
             self.save_checkpoint()
