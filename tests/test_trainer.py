@@ -460,7 +460,8 @@ def test_train_hands_every_update_through_the_wrapping_logger_and_ends_with_the_
 
 def test_a_run_gives_back_the_threads_it_found_so_the_next_run_in_the_process_trains_on_them(tmp_path):
     """A climb trains, judges and trains again in one process: the phases narrow torch's CPU threads, and a run
-    that left them narrowed made every later step learn on one thread (half the agent-steps a minute)."""
+    that left them narrowed made every later step learn on one thread (about two thirds of the agent-steps a
+    minute)."""
     found = torch.get_num_threads()
     steps = ["--run.timesteps", str(2 * BATCH), "--speed.rollout-threads", "1", "--speed.learn-threads", "1"]
     try:
