@@ -26,7 +26,7 @@ def _set(wins: int, draws: int, losses: int) -> MatchResult:
 
 
 def test_gauntlet_v14s_five_sets_against_its_parent_ship_it() -> None:
-    # the sets that made gauntlet_v14 (docs/results/learning.md): 296 of 500, Wilson 95% 54.8-63.4%
+    # the sets that made gauntlet_v14 (docs/results/generations.md): 296 of 500, Wilson 95% 54.8-63.4%
     verdict = judge_sets([_set(w, 0, 100 - w) for w in (55, 64, 58, 56, 63)], SET_SEEDS)
     assert verdict.ships and verdict.reasons == ()
     assert (verdict.wins, verdict.draws, verdict.losses, verdict.num_games) == (296, 0, 204, 500)
@@ -253,7 +253,7 @@ def test_bad_input_is_refused_by_name_before_any_game(games, capsys, args, messa
 
 
 def test_the_pooled_rule_ships_on_1000_games_above_even_with_sets_lost_when_level_on_the_field() -> None:
-    # gen17's candidate against gauntlet_v16 (docs/results/learning.md): ten sets, 563 of 1,000, three sets not won
+    # gen17's candidate against gauntlet_v16 (docs/results/generations.md): ten sets, 563 of 1,000, three sets not won
     counts = [(62, 38), (47, 53), (61, 39), (66, 34), (58, 42), (62, 38), (61, 39), (46, 54), (52, 48), (48, 52)]
     sets = [_set(w, 0, lost) for w, lost in counts]
     field = compare_field([_vs("cand", "v15", 62, 38)], [_vs("parent", "v15", 59, 41)])
@@ -303,7 +303,7 @@ def test_the_chance_each_rule_passes_a_bot_as_the_docs_table_gives_it() -> None:
     # one set alone must also pool above even: 60 of 100 (50.2-69.1%) is the first count whose Wilson low end passes 50%
     assert pass_chance(0.5, num_sets=1) == pytest.approx(sum(math.comb(100, k) for k in range(60, 101)) / 2**100)
     assert pass_chance(0.9, rule="pooled", num_sets=9) == 0.0  # 900 games: too few for the pooled rule
-    # docs/results/learning.md, "Which rule ships"
+    # docs/results/generations.md, "Which rule ships"
     table = {0.5: (0.010, 0.027), 0.54: (0.22, 0.73), 0.56: (0.47, 0.97), 0.58: (0.71, 0.999)}
     for rate, (every_set, pooled) in table.items():
         assert round(pass_chance(rate), 3 if rate == 0.5 else 2) == every_set

@@ -10,7 +10,7 @@ Two rules, each chosen before the games are played (`rocketrl judge --rule`):
   A bot at a true 56% against its parent passes the every-set rule on five sets of 100 about 47 times in 100 (64
   with the one re-judging allowed after a single lost set) and the pooled rule on 1,000 games 97 times in 100; a
   bot level with its parent passes them against the parent about 1 and 3 times in 100, the pooled rule then asks
-  the field too (`pass_chance`; docs/results/learning.md, "Which rule ships").
+  the field too (`pass_chance`; docs/results/generations.md, "Which rule ships").
 
 One set of 100 games is noisy (a bot level with its parent wins 40-60 of them); sets from different kickoff spawns
 tell a bot that is stronger from one that was lucky once.

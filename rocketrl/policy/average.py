@@ -2,7 +2,7 @@
 
 Runs fine-tuned from the same start (or from a bot and from that bot's own average: two generations) stay close
 in weight space, so the mean of their parameters is a network too, and can be a better one than each run alone
-(docs/results/learning.md measures when it was and when it was not).
+(docs/results/generations.md measures when it was and when it was not).
 Each run's observation normalizer has drifted a little, though, and a network is only meaningful with its own
 statistics: run i reads y_i = (x - m_i) / s_i. So each run's input layer is first rewritten, exactly, to read the
 pooled statistics y = (x - m) / s instead (W' = W diag(s / s_i), b' = b + W ((m - m_i) / s_i)), and then every
