@@ -275,3 +275,53 @@ def test_eval_with_replays_prints_and_writes_how_each_side_played(tmp_path, caps
     # The same replays read again by rocketrl stats give the same figures.
     again = stats_of_files([tmp_path / "games" / "random_vs_rule_policy"])
     assert again["rule_policy"]["goals"] == figures["rule_policy"]["goals"]
+
+
+def test_goals_against_record_where_the_defender_stood_at_the_scoring_touch(tmp_path) -> None:
+    # Three orange goals on blue's goal (-y). 1: orange's touch at frame 1 with blue upfield (y -2000 > ball -4000:
+    # not goal-side), 2000 uu in y and 76 in z from the ball, boost 20. 2: blue goal-side (y -4800 behind the ball at
+    # -4000), 800 uu away, boost 60; orange's touch at frame 4, a later touch by nobody. 3: blue demolished at the
+    # touch: not goal-side, no distance. Then an own goal by blue (frame 11): no scoring touch of orange's.
+    ball = (0.0, -4000.0, 93.0)
+    shot = (0.0, -2000.0, 0.0)
+    frames = [
+        frame(ball_pos=ball),
+        frame(ball_pos=ball, ball_vel=shot, touch=(False, True), boost=(20.0, 50.0)),
+        frame(ball_pos=(0.0, -5300.0, 93.0), ball_vel=shot, goal=1),
+        frame(ball_pos=ball, blue_pos=(0.0, -4800.0, 93.0)),
+        frame(ball_pos=ball, ball_vel=shot, blue_pos=(0.0, -4800.0, 93.0), touch=(False, True), boost=(60.0, 50.0)),
+        frame(ball_pos=(0.0, -4500.0, 93.0), ball_vel=shot, blue_pos=(0.0, -4800.0, 93.0)),
+        frame(ball_pos=(0.0, -5300.0, 93.0), ball_vel=shot, goal=1),
+        frame(ball_pos=ball),
+        frame(ball_pos=ball, ball_vel=shot, touch=(False, True), demolished=(True, False)),
+        frame(ball_pos=(0.0, -5300.0, 93.0), ball_vel=shot, goal=1),
+        frame(ball_pos=ball),
+        frame(ball_pos=ball, ball_vel=shot, touch=(True, False)),
+        frame(ball_pos=(0.0, -5300.0, 93.0), ball_vel=shot, goal=1),
+    ]
+    bot = replay_stats(save(frames, tmp_path / "g.safetensors"))["bot"]
+    assert bot.goals_against == 4 and bot.own_goals == 1
+    assert (bot.conceded_from_touch, bot.conceded_goal_side, bot.conceded_with_defender) == (3, 1, 2)
+    assert bot.conceded_defender_distance == pytest.approx(math.hypot(2000.0, 76.0) + 800.0)
+    assert bot.conceded_defender_boost == pytest.approx(20.0 + 60.0)
+    figures = bot.summary()
+    assert figures["conceded_goal_side_share"] == pytest.approx(1 / 3)
+    assert figures["conceded_defender_distance"] == pytest.approx((math.hypot(2000.0, 76.0) + 800.0) / 2)
+    assert figures["conceded_defender_boost"] == pytest.approx(40.0)
+    # Orange conceded nothing: its figures have no data.
+    assert math.isnan(
+        replay_stats(load_replay(tmp_path / "g.safetensors"))["rule_policy"].summary()["conceded_goal_side_share"]
+    )
+
+
+def test_boost_held_is_the_mean_over_frames_of_play(tmp_path) -> None:
+    # Blue holds 100, 50, 0 over three frames of play; the goal frame (boost 80) is not play.
+    frames = [
+        frame(boost=(100.0, 10.0)),
+        frame(boost=(50.0, 10.0)),
+        frame(boost=(0.0, 10.0)),
+        frame(ball_pos=(0.0, 5300.0, 93.0), boost=(80.0, 10.0), goal=0),
+    ]
+    stats = replay_stats(save(frames, tmp_path / "g.safetensors"))
+    assert stats["bot"].summary()["boost_held"] == pytest.approx(50.0)
+    assert stats["rule_policy"].summary()["boost_held"] == pytest.approx(10.0)

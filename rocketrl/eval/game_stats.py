@@ -24,7 +24,11 @@ What a figure counts:
   out), demolitions suffered.
 - per-frame means: car speed, supersonic share (above 2200 uu/s), distance to the ball, goal-side share (the car
   nearer its own back wall than the ball is), off-floor share (the car's centre above 100 uu: in the air or on a
-  wall).
+  wall), boost held (0-100).
+- how goals were conceded: for each goal against whose last touch was the other team's (the scoring touch), the
+  defending team's cars at the frame of that touch: whether one of them was goal-side (conceded_goal_side_share),
+  and the nearest live one's distance to the ball (uu) and boost (conceded_defender_distance, _boost). A goal
+  conceded with every defender demolished counts as not goal-side and adds no distance or boost.
 
 Frames that end a game segment (a goal, or the end of the recording) carry no controls and start no play time;
 the transition from them to the next kickoff is skipped by every step-to-step figure.
@@ -85,6 +89,12 @@ class PolicyStats:
     distance_to_ball: float = 0.0
     goal_side_frames: int = 0
     off_floor_frames: int = 0
+    boost_held: float = 0.0
+    conceded_from_touch: int = 0
+    conceded_goal_side: int = 0
+    conceded_with_defender: int = 0
+    conceded_defender_distance: float = 0.0
+    conceded_defender_boost: float = 0.0
 
     def add(self, other: PolicyStats) -> None:
         for f in fields(self):
@@ -96,6 +106,8 @@ class PolicyStats:
         per_minute = (lambda n: n / minutes) if minutes > 0 else (lambda n: float("nan"))
         per_touch = (lambda x: x / self.touches) if self.touches else (lambda x: float("nan"))
         per_frame = (lambda x: x / self.car_frames) if self.car_frames else (lambda x: float("nan"))
+        with_defender = self.conceded_with_defender
+        per_defender = (lambda x: x / with_defender) if with_defender else (lambda x: float("nan"))
         return {
             "games": self.games,
             "car_minutes": minutes,
@@ -126,6 +138,12 @@ class PolicyStats:
             "distance_to_ball": per_frame(self.distance_to_ball),
             "goal_side_share": per_frame(self.goal_side_frames),
             "off_floor_share": per_frame(self.off_floor_frames),
+            "boost_held": per_frame(self.boost_held),
+            "conceded_goal_side_share": (
+                self.conceded_goal_side / self.conceded_from_touch if self.conceded_from_touch else float("nan")
+            ),
+            "conceded_defender_distance": per_defender(self.conceded_defender_distance),
+            "conceded_defender_boost": per_defender(self.conceded_defender_boost),
         }
 
 
@@ -180,16 +198,35 @@ def _count_kickoffs(s: PolicyStats, kickoffs: list[tuple[int, int]], team: int) 
 
 def _sum_frames(
     s: PolicyStats, frame: torch.Tensor, speed: torch.Tensor, distance: torch.Tensor, goal_side: torch.Tensor,
-    height: torch.Tensor,
+    height: torch.Tensor, boost: torch.Tensor,
 ) -> None:  # fmt: skip
     """Add one team's car-frames of play to s: frame (T, K) 1.0 for a frame of play of a live car, and per car
-    speed (uu/s), distance to the ball (uu), goal-side (bool) and height (uu), each (T, K)."""
+    speed (uu/s), distance to the ball (uu), goal-side (bool), height (uu) and boost (0-100), each (T, K)."""
     s.car_frames = int(frame.sum())
     s.speed = float((frame * speed).sum())
     s.supersonic_frames = int((frame * (speed > SUPERSONIC_SPEED).double()).sum())
     s.distance_to_ball = float((frame * distance).sum())
     s.goal_side_frames = int((frame * goal_side.double()).sum())
     s.off_floor_frames = int((frame * (height > OFF_FLOOR_HEIGHT).double()).sum())
+    s.boost_held = float((frame * boost).sum())
+
+
+def _count_conceded(
+    s: PolicyStats, touch_frames: list[int], alive: torch.Tensor, distance: torch.Tensor, goal_side: torch.Tensor,
+    boost: torch.Tensor,
+) -> None:  # fmt: skip
+    """Add to s where one team's cars stood at the other team's scoring touches: touch_frames the frame of each
+    such touch; alive, distance (uu), goal_side and boost (0-100) of the team's cars, each (T, K)."""
+    for t in touch_frames:
+        s.conceded_from_touch += 1
+        live = torch.nonzero(alive[t]).flatten()
+        if live.numel() == 0:
+            continue  # every defender demolished: not goal-side, no distance
+        s.conceded_goal_side += int(bool(goal_side[t, live].any()))
+        nearest = live[torch.argmin(distance[t, live])]
+        s.conceded_with_defender += 1
+        s.conceded_defender_distance += float(distance[t, nearest])
+        s.conceded_defender_boost += float(boost[t, nearest])
 
 
 def replay_stats(replay: Replay) -> dict[str, PolicyStats]:
@@ -267,6 +304,9 @@ def replay_stats(replay: Replay) -> dict[str, PolicyStats]:
         s.goals, s.goals_against = int(scored.sum()), int(conceded.sum())
         own_on_target = own_goal_on_target[:, cars[0]]  # (T,): the team's cars share the goal they defend
         own_touches = [last_touch[t][1] for t in torch.nonzero(conceded).flatten().tolist() if last_touch[t][0] == team]
+        scoring_touches = [
+            last_touch[t][1] for t in torch.nonzero(conceded).flatten().tolist() if last_touch[t][0] == 1 - team
+        ]
         s.own_goals = len(own_touches)
         s.own_goals_saving = sum(1 for t in own_touches if t > 0 and bool(transition[t] & own_on_target[t - 1]))
         s.car_seconds = float(plays.sum()) * dt * cars.numel()
@@ -283,7 +323,11 @@ def replay_stats(replay: Replay) -> dict[str, PolicyStats]:
         s.jumps = int(jump_edges[:, cars].sum())
         s.boost_used = float(boost_drop[:, cars].sum())
         s.demolished = int(demolished[:, cars].sum())
-        _sum_frames(s, frame[:, cars], car_speed[:, cars], distance[:, cars], goal_side[:, cars], car_pos[:, cars, 2])
+        _sum_frames(
+            s, frame[:, cars], car_speed[:, cars], distance[:, cars], goal_side[:, cars], car_pos[:, cars, 2],
+            boost[:, cars],
+        )  # fmt: skip
+        _count_conceded(s, scoring_touches, alive[:, cars], distance[:, cars], goal_side[:, cars], boost[:, cars])
         out.setdefault(names[team], PolicyStats()).add(s)
     return out
 
