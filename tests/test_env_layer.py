@@ -972,9 +972,17 @@ def test_in_air_reward_pays_cars_off_the_ground_only():
 
 
 def test_boost_rewards():
-    prev = make_state(1, 1, 1, car_boost=torch.tensor([[20.0, 50.0]]))
-    state = make_state(1, 1, 1, car_boost=torch.tensor([[32.0, 40.0]]))
-    torch.testing.assert_close(boost_pickup(prev, state), torch.tensor([[0.12, 0.0]]))
+    prev = make_state(1, 2, 2, car_boost=torch.tensor([[20.0, 50.0, 0.0, 10.0]]))
+    # Car 0 takes a small pad (+12), car 1 spends 10, car 2 respawns with 33 after a demolition (no pad), car 3 takes a
+    # pad that tops it up from 10 to 100: only pads pay, by the boost gained.
+    state = make_state(
+        1,
+        2,
+        2,
+        car_boost=torch.tensor([[32.0, 40.0, 33.0, 100.0]]),
+        car_boost_pickups=torch.tensor([[1, 0, 0, 1]]),
+    )
+    torch.testing.assert_close(boost_pickup(prev, state), torch.tensor([[0.12, 0.0, 0.0, 0.9]]))
     held = make_state(1, 2, 2, car_boost=torch.tensor([[0.0, 25.0, 64.0, 100.0]]))
     torch.testing.assert_close(boost_held(held, held), torch.tensor([[0.0, 0.5, 0.8, 1.0]]))
 

@@ -122,8 +122,10 @@ def face_ball(prev: BatchState, state: BatchState) -> torch.Tensor:
 
 
 def boost_pickup(prev: BatchState, state: BatchState) -> torch.Tensor:
-    """Boost gained this step, / 100 (spending boost is not penalised)."""
-    return (state.car_boost - prev.car_boost).clamp_min(0.0) / BOOST_MAX
+    """Boost gained from pads this step, / 100 (spending boost is not penalised). Only a step with a pad picked up
+    (`car_boost_pickups`) pays: the refill of a respawn after a demolition or of a kickoff is no pickup."""
+    gained = (state.car_boost - prev.car_boost).clamp_min(0.0) / BOOST_MAX
+    return gained * (state.car_boost_pickups > 0)
 
 
 def boost_held(prev: BatchState, state: BatchState) -> torch.Tensor:
