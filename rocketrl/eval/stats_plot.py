@@ -19,10 +19,12 @@ PANELS: tuple[tuple[str, str], ...] = (
     ("touches_per_minute", "touches per car-minute"),
     ("aerial_touch_share", "aerial share of touches"),
     ("boost_used_per_minute", "boost used per car-minute"),
+    ("boost_held", "boost held (mean, 0-100)"),
     ("possession_share", "possession (share of last touches)"),
     ("kickoff_first_touch_share", "kickoffs touched first"),
     ("kickoff_goal_share", "kickoffs scored from (within 6 s)"),
     ("goal_side_share", "time goal-side of the ball"),
+    ("conceded_goal_side_share", "goals against with a defender goal-side"),
     ("supersonic_share", "time supersonic"),
 )
 """(figure key, panel title) in the order drawn; keys from PolicyStats.summary, TeamStats.summary and
