@@ -299,7 +299,8 @@ def test_goals_against_record_where_the_defender_stood_at_the_scoring_touch(tmp_
         frame(ball_pos=ball, ball_vel=shot, touch=(True, False)),
         frame(ball_pos=(0.0, -5300.0, 93.0), ball_vel=shot, goal=1),
     ]
-    bot = replay_stats(save(frames, tmp_path / "g.safetensors"))["bot"]
+    stats = replay_stats(save(frames, tmp_path / "g.safetensors"))
+    bot = stats["bot"]
     assert bot.goals_against == 4 and bot.own_goals == 1
     assert (bot.conceded_from_touch, bot.conceded_goal_side, bot.conceded_with_defender) == (3, 1, 2)
     assert bot.conceded_defender_distance == pytest.approx(math.hypot(2000.0, 76.0) + 800.0)
@@ -309,9 +310,7 @@ def test_goals_against_record_where_the_defender_stood_at_the_scoring_touch(tmp_
     assert figures["conceded_defender_distance"] == pytest.approx((math.hypot(2000.0, 76.0) + 800.0) / 2)
     assert figures["conceded_defender_boost"] == pytest.approx(40.0)
     # Orange conceded nothing: its figures have no data.
-    assert math.isnan(
-        replay_stats(load_replay(tmp_path / "g.safetensors"))["rule_policy"].summary()["conceded_goal_side_share"]
-    )
+    assert math.isnan(stats["rule_policy"].summary()["conceded_goal_side_share"])
 
 
 def test_boost_held_is_the_mean_over_frames_of_play(tmp_path) -> None:
