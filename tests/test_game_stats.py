@@ -165,6 +165,7 @@ def test_jumps_boost_and_position_skip_the_kickoff_after_a_goal(tmp_path) -> Non
     bot = replay_stats(save(frames, tmp_path / "g.safetensors"))["bot"]
     assert bot.jumps == 3
     assert bot.boost_used == pytest.approx(10.0 + 15.0 + 3.0)
+    assert bot.boost_taken == pytest.approx(5.0)  # the pad; the kickoff's 33 is no pickup
     # Play frames: 0, 1, 2, 3, 5 (4 is the goal, 6 the recording's end).
     assert bot.car_frames == 5
     assert bot.supersonic_frames == 1 and bot.off_floor_frames == 1
@@ -311,6 +312,24 @@ def test_goals_against_record_where_the_defender_stood_at_the_scoring_touch(tmp_
     assert figures["conceded_defender_boost"] == pytest.approx(40.0)
     # Orange conceded nothing: its figures have no data.
     assert math.isnan(stats["rule_policy"].summary()["conceded_goal_side_share"])
+
+
+def test_boost_taken_counts_pads_not_the_respawn_after_a_demolition(tmp_path) -> None:
+    # Blue: 10, demolished (its boost kept on the frame), respawned with 33 (a rise, but no pad), a small pad to
+    # 45, then spends 5.
+    # Orange: 33 throughout, then a big pad to 50 at the last frame.
+    frames = [
+        frame(boost=(10.0, 33.0)),
+        frame(boost=(10.0, 33.0), demolished=(True, False)),
+        frame(boost=(33.0, 33.0)),
+        frame(boost=(45.0, 33.0)),
+        frame(boost=(40.0, 50.0)),
+    ]
+    stats = replay_stats(save(frames, tmp_path / "g.safetensors"))
+    bot, rule = stats["bot"], stats["rule_policy"]
+    assert (bot.boost_taken, bot.boost_used) == (pytest.approx(12.0), pytest.approx(5.0))
+    assert (rule.boost_taken, rule.boost_used) == (pytest.approx(17.0), 0.0)
+    assert rule.summary()["boost_taken_per_minute"] == pytest.approx(17.0 / (rule.car_seconds / 60))
 
 
 def test_boost_held_is_the_mean_over_frames_of_play(tmp_path) -> None:

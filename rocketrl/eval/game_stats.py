@@ -20,8 +20,9 @@ What a figure counts:
 - touches, aerial touches (the ball's centre above 250 uu at the touch), touches in the attacking half.
 - hit figures of each touch: the ball's speed after it, the change of the ball's velocity over the touch's
   step, and the ball's speed toward the middle of the opponent goal after it.
-- jumps (rising edges of the jump control), boost used (drops of the boost amount, respawns and kickoffs left
-  out), demolitions suffered.
+- jumps (rising edges of the jump control), boost used and boost taken (drops and rises of the boost amount
+  between frames of play with the car alive at both: pads are the only rise, respawns and kickoffs are left out),
+  demolitions suffered.
 - per-frame means: car speed, supersonic share (above 2200 uu/s), distance to the ball, goal-side share (the car
   nearer its own back wall than the ball is), off-floor share (the car's centre above 100 uu: in the air or on a
   wall), boost held (0-100).
@@ -82,6 +83,7 @@ class PolicyStats:
     ball_speed_to_goal_after_touch: float = 0.0
     jumps: int = 0
     boost_used: float = 0.0
+    boost_taken: float = 0.0
     demolished: int = 0
     car_frames: int = 0
     speed: float = 0.0
@@ -132,6 +134,7 @@ class PolicyStats:
             "ball_speed_to_goal_after_touch": per_touch(self.ball_speed_to_goal_after_touch),
             "jumps_per_minute": per_minute(self.jumps),
             "boost_used_per_minute": per_minute(self.boost_used),
+            "boost_taken_per_minute": per_minute(self.boost_taken),
             "demolished_per_minute": per_minute(self.demolished),
             "speed": per_frame(self.speed),
             "supersonic_share": per_frame(self.supersonic_frames),
@@ -274,9 +277,9 @@ def replay_stats(replay: Replay) -> dict[str, PolicyStats]:
     held_before[1:] = jump[:-1] & transition[1:].view(-1, 1)  # pressed on the step before, in the same segment
     jump_edges = jump & ~held_before & plays.view(-1, 1)
     boost = replay.car_boost.double()
-    boost_drop = torch.zeros_like(boost)
-    boost_drop[1:] = (boost[:-1] - boost[1:]).clamp_min(0.0)
-    boost_drop *= (transition.view(-1, 1) & alive & torch.roll(alive, 1, dims=0)).double()
+    boost_change = torch.zeros_like(boost)  # (T, C): from the frame before, within a segment, alive at both
+    boost_change[1:] = boost[1:] - boost[:-1]
+    boost_change *= (transition.view(-1, 1) & alive & torch.roll(alive, 1, dims=0)).double()
     demolished = torch.zeros_like(alive)
     demolished[1:] = replay.car_demolished[1:] & ~replay.car_demolished[:-1] & transition[1:].view(-1, 1)
 
@@ -318,7 +321,8 @@ def replay_stats(replay: Replay) -> dict[str, PolicyStats]:
         s.ball_speed_change = float((tc.double() * change.view(-1, 1)).sum())
         s.ball_speed_to_goal_after_touch = float((tc.double() * to_goal_speed[:, cars]).sum())
         s.jumps = int(jump_edges[:, cars].sum())
-        s.boost_used = float(boost_drop[:, cars].sum())
+        s.boost_used = float((-boost_change[:, cars]).clamp_min(0.0).sum())
+        s.boost_taken = float(boost_change[:, cars].clamp_min(0.0).sum())
         s.demolished = int(demolished[:, cars].sum())
         _sum_frames(
             s, frame[:, cars], car_speed[:, cars], distance[:, cars], goal_side[:, cars], car_pos[:, cars, 2],

@@ -19,6 +19,7 @@ PANELS: tuple[tuple[str, str], ...] = (
     ("touches_per_minute", "touches per car-minute"),
     ("aerial_touch_share", "aerial share of touches"),
     ("boost_used_per_minute", "boost used per car-minute"),
+    ("boost_taken_per_minute", "boost taken from pads per car-minute"),
     ("boost_held", "boost held (mean, 0-100)"),
     ("possession_share", "possession (share of last touches)"),
     ("kickoff_first_touch_share", "kickoffs touched first"),
