@@ -163,7 +163,7 @@ def test_the_long_preset_runs_on_from_the_shipped_bot_with_its_schedules_held() 
     assert a == b
 
 
-def test_the_next_generation_preset_is_the_long_one_at_a_third_of_the_rate_and_discount_0995_for_16m_steps() -> None:
+def test_the_next_generation_preset_is_the_long_one_at_a_third_of_the_rate_discount_0995_and_fewer_shots() -> None:
     from rocketrl.config import config_to_dict, preset_config_path
 
     nxt = load_config(preset_config_path("league_1v1_next"))
@@ -172,8 +172,15 @@ def test_the_next_generation_preset_is_the_long_one_at_a_third_of_the_rate_and_d
     assert (nxt.ppo.learning_rate, nxt.ppo.resolved_lr_end) == (1e-4, 1e-4)  # held, the recipe of the last two bots
     assert nxt.run.timesteps == 16_000_000 and nxt.run.keep_every == 2_000_000  # the tail averaged: 10-16M
     assert nxt.ppo.gamma == 0.995 and long.ppo.gamma == 0.99
+    # The shot on target at a quarter of league_1v1_long's pay, everything else its rewards (gauntlet_v33's recipe).
+    from rocketrl.env.rewards import RewardConfig
+
+    weights = {name: dict(RewardConfig.from_yaml(c.env.rewards).weights) for name, c in (("next", nxt), ("long", long))}
+    assert (weights["next"].pop("shot"), weights["long"].pop("shot")) == (0.5, 2.0)
+    assert weights["next"] == weights["long"]
     a, b = config_to_dict(nxt), config_to_dict(long)
-    for section, key in (("ppo", "learning_rate"), ("ppo", "gamma"), ("run", "timesteps"), ("run", "keep_every")):
+    for section, key in (("ppo", "learning_rate"), ("ppo", "gamma"), ("run", "timesteps"), ("run", "keep_every"),
+                         ("env", "rewards")):  # fmt: skip
         a[section].pop(key), b[section].pop(key)
     assert a == b
 
