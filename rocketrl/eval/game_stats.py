@@ -306,7 +306,8 @@ def replay_stats(replay: Replay) -> dict[str, PolicyStats]:
         conceded = (replay.goal >= 0) & ~scored
         s.goals, s.goals_against = int(scored.sum()), int(conceded.sum())
         own_on_target = own_goal_on_target[:, cars[0]]  # (T,): the team's cars share the goal they defend
-        own_touches = [last_touch[t][1] for t in torch.nonzero(conceded).flatten().tolist() if last_touch[t][0] == team]
+        conceded_last = [last_touch[t] for t in torch.nonzero(conceded).flatten().tolist()]  # (team, frame) each
+        own_touches = [frame for toucher, frame in conceded_last if toucher == team]
         s.own_goals = len(own_touches)
         s.own_goals_saving = sum(1 for t in own_touches if t > 0 and bool(transition[t] & own_on_target[t - 1]))
         s.car_seconds = float(plays.sum()) * dt * cars.numel()
@@ -328,7 +329,7 @@ def replay_stats(replay: Replay) -> dict[str, PolicyStats]:
             s, frame[:, cars], car_speed[:, cars], distance[:, cars], goal_side[:, cars], car_pos[:, cars, 2],
             boost[:, cars],
         )  # fmt: skip
-        scoring = [last_touch[t][1] for t in torch.nonzero(conceded).flatten().tolist() if last_touch[t][0] == 1 - team]
+        scoring = [frame for toucher, frame in conceded_last if toucher == 1 - team]
         _count_conceded(s, scoring, alive[:, cars], distance[:, cars], goal_side[:, cars], boost[:, cars])
         out.setdefault(names[team], PolicyStats()).add(s)
     return out
