@@ -199,6 +199,16 @@ def _count_kickoffs(s: PolicyStats, kickoffs: list[tuple[int, int]], team: int) 
     s.kickoff_goals_against = sum(1 for _, scorer in kickoffs if scorer == 1 - team)
 
 
+def _count_own_goals(
+    s: PolicyStats, own_touches: list[int], transition: torch.Tensor, own_on_target: torch.Tensor
+) -> None:
+    """Add one team's own goals to s: own_touches the frame of its last touch before each goal it conceded off its own
+    touch; one is saving where that touch met a ball already on target at its goal (on target the frame before, in
+    the same game segment)."""
+    s.own_goals = len(own_touches)
+    s.own_goals_saving = sum(1 for t in own_touches if t > 0 and bool(transition[t] & own_on_target[t - 1]))
+
+
 def _sum_frames(
     s: PolicyStats, frame: torch.Tensor, speed: torch.Tensor, distance: torch.Tensor, goal_side: torch.Tensor,
     height: torch.Tensor, boost: torch.Tensor,
@@ -305,11 +315,9 @@ def replay_stats(replay: Replay) -> dict[str, PolicyStats]:
         scored = replay.goal == team
         conceded = (replay.goal >= 0) & ~scored
         s.goals, s.goals_against = int(scored.sum()), int(conceded.sum())
-        own_on_target = own_goal_on_target[:, cars[0]]  # (T,): the team's cars share the goal they defend
         conceded_last = [last_touch[t] for t in torch.nonzero(conceded).flatten().tolist()]  # (team, frame) each
-        own_touches = [frame for toucher, frame in conceded_last if toucher == team]
-        s.own_goals = len(own_touches)
-        s.own_goals_saving = sum(1 for t in own_touches if t > 0 and bool(transition[t] & own_on_target[t - 1]))
+        own_on_target = own_goal_on_target[:, cars[0]]  # (T,): the team's cars share the goal they defend
+        _count_own_goals(s, [frame for toucher, frame in conceded_last if toucher == team], transition, own_on_target)
         s.car_seconds = float(plays.sum()) * dt * cars.numel()
         tc = touch[:, cars]
         s.touches = int(tc.sum())
