@@ -11,6 +11,7 @@ import torch
 from rocketrl.cli import main
 from rocketrl.eval.game_stats import game_stats, replay_stats, stats_of_files
 from rocketrl.league.replay import ReplayRecorder, load_replay
+from rocketrl.sim.arena import GOAL_HEIGHT
 
 STEP = 8 / 120  # seconds a recorded step lasts
 
@@ -172,6 +173,28 @@ def test_jumps_boost_and_position_skip_the_kickoff_after_a_goal(tmp_path) -> Non
     # Blue is goal-side (nearer its own wall, -y) of the ball at (0, 0) except at frame 3 (y = 500).
     assert bot.goal_side_frames == 4
     assert bot.speed == pytest.approx(2300.0)
+
+
+def test_ball_goal_alignment_is_the_reward_terms_mean_over_frames_of_play(tmp_path) -> None:
+    # Ball and cars at the goals' mid-height, so every direction lies in the floor's plane. Blue (attacks +y) stands
+    # between its goal and the ball on frames 0 and 1 (1), beyond the ball on frame 2 (-1), beside it on frame 3
+    # (the two cosines cancel: 0); frame 4 ends the recording and is no play. Orange stays between its goal (+y)
+    # and the ball: 1 on every frame.
+    h = GOAL_HEIGHT / 2
+    ball = (0.0, 0.0, h)
+    frames = [
+        frame(ball_pos=ball, blue_pos=(0.0, -2000.0, h), orange_pos=(0.0, 2000.0, h)),
+        frame(ball_pos=ball, blue_pos=(0.0, -1000.0, h), orange_pos=(0.0, 2000.0, h)),
+        frame(ball_pos=ball, blue_pos=(0.0, 500.0, h), orange_pos=(0.0, 2000.0, h)),
+        frame(ball_pos=ball, blue_pos=(1000.0, 0.0, h), orange_pos=(0.0, 2000.0, h)),
+        frame(ball_pos=ball, blue_pos=(0.0, 3000.0, h), orange_pos=(0.0, 2000.0, h)),
+    ]
+    stats = replay_stats(save(frames, tmp_path / "g.safetensors"))
+    bot, rule = stats["bot"], stats["rule_policy"]
+    assert bot.car_frames == 4
+    assert bot.ball_goal_alignment == pytest.approx(1.0 + 1.0 - 1.0 + 0.0, abs=1e-9)
+    assert bot.summary()["ball_goal_alignment"] == pytest.approx(0.25, abs=1e-9)
+    assert rule.summary()["ball_goal_alignment"] == pytest.approx(1.0, abs=1e-9)
 
 
 def test_games_sum_per_policy_and_the_command_prints_and_writes_them(tmp_path, capsys) -> None:

@@ -101,18 +101,22 @@ def velocity_ball_to_goal(prev: BatchState, state: BatchState) -> torch.Tensor:
     return (state.ball_vel.unsqueeze(1) * direction).sum(-1) / BALL_MAX_SPEED
 
 
-def align_ball_goal(prev: BatchState, state: BatchState) -> torch.Tensor:
-    """Being behind the ball, on the side of the goal the car defends: the mean of
-    cos(car -> ball, own goal -> car) (defence: the car stands between its goal and the ball) and
-    cos(car -> ball, car -> opponent goal) (offence: the ball lies between the car and the goal it
-    attacks). In [-1, 1]; -1 when the ball is behind the car on the way to its own goal."""
-    attack = opponent_goal(state)  # (A, C, 3)
-    defend = attack * attack.new_tensor([1.0, -1.0, 1.0])  # the goals sit at +-y: own = attacked, y mirrored
-    car = state.car_pos
-    to_ball = _unit(state.ball_pos.unsqueeze(1) - car)
-    defence = (to_ball * _unit(car - defend)).sum(-1)
-    offence = (to_ball * _unit(attack - car)).sum(-1)
+def ball_goal_alignment(car_pos: torch.Tensor, ball_pos: torch.Tensor, attack_centre: torch.Tensor) -> torch.Tensor:
+    """(...) in [-1, 1]: the mean of cos(car -> ball, own goal -> car) (defence: the car stands between its goal
+    and the ball) and cos(car -> ball, car -> attacked goal) (offence: the ball lies between the car and the goal
+    it attacks); -1 when the ball is behind the car on the way to its own goal. car_pos (..., 3), ball_pos and
+    attack_centre (the centre of the goal the car attacks) broadcast to it, uu. The goals sit at +-y, so the
+    defended goal is the attacked one with y mirrored."""
+    defend = attack_centre * attack_centre.new_tensor([1.0, -1.0, 1.0])
+    to_ball = _unit(ball_pos - car_pos)
+    defence = (to_ball * _unit(car_pos - defend)).sum(-1)
+    offence = (to_ball * _unit(attack_centre - car_pos)).sum(-1)
     return 0.5 * (defence + offence)
+
+
+def align_ball_goal(prev: BatchState, state: BatchState) -> torch.Tensor:
+    """Being behind the ball, on the side of the goal the car defends (`ball_goal_alignment` of each car)."""
+    return ball_goal_alignment(state.car_pos, state.ball_pos.unsqueeze(1), opponent_goal(state))
 
 
 def face_ball(prev: BatchState, state: BatchState) -> torch.Tensor:

@@ -24,8 +24,9 @@ What a figure counts:
   between frames of play with the car alive at both: pads are the only rise, respawns and kickoffs are left out),
   demolitions suffered.
 - per-frame means: car speed, supersonic share (above 2200 uu/s), distance to the ball, goal-side share (the car
-  nearer its own back wall than the ball is), off-floor share (the car's centre above 100 uu: in the air or on a
-  wall), boost held (0-100).
+  nearer its own back wall than the ball is), ball-goal alignment (the `align_ball_goal` reward term's value,
+  `rocketrl.env.rewards.ball_goal_alignment`: 1 lined up behind the ball toward the attacked goal, -1 the
+  reverse), off-floor share (the car's centre above 100 uu: in the air or on a wall), boost held (0-100).
 - how goals were conceded: for each goal against whose last touch was the other team's (the scoring touch), the
   defending team's cars at the frame of that touch: whether one of them was goal-side (conceded_goal_side_share),
   and the nearest live one's distance to the ball (uu) and boost (conceded_defender_distance, _boost). A goal
@@ -45,7 +46,7 @@ from pathlib import Path
 
 import torch
 
-from rocketrl.env.rewards import ball_on_target
+from rocketrl.env.rewards import ball_goal_alignment, ball_on_target
 from rocketrl.league.replay import Replay, load_replay
 from rocketrl.sim.arena import BACK_WALL_Y, BLUE_TEAM, GOAL_HEIGHT, SUPERSONIC_SPEED
 
@@ -90,6 +91,7 @@ class PolicyStats:
     supersonic_frames: int = 0
     distance_to_ball: float = 0.0
     goal_side_frames: int = 0
+    ball_goal_alignment: float = 0.0
     off_floor_frames: int = 0
     boost_held: float = 0.0
     conceded_from_touch: int = 0
@@ -140,6 +142,7 @@ class PolicyStats:
             "supersonic_share": per_frame(self.supersonic_frames),
             "distance_to_ball": per_frame(self.distance_to_ball),
             "goal_side_share": per_frame(self.goal_side_frames),
+            "ball_goal_alignment": per_frame(self.ball_goal_alignment),
             "off_floor_share": per_frame(self.off_floor_frames),
             "boost_held": per_frame(self.boost_held),
             "conceded_goal_side_share": (
@@ -211,15 +214,19 @@ def _count_own_goals(
 
 def _sum_frames(
     s: PolicyStats, frame: torch.Tensor, speed: torch.Tensor, distance: torch.Tensor, goal_side: torch.Tensor,
-    height: torch.Tensor, boost: torch.Tensor,
+    car_pos: torch.Tensor, ball_pos: torch.Tensor, attack_centre: torch.Tensor, boost: torch.Tensor,
 ) -> None:  # fmt: skip
     """Add one team's car-frames of play to s: frame (T, K) 1.0 for a frame of play of a live car, and per car
-    speed (uu/s), distance to the ball (uu), goal-side (bool), height (uu) and boost (0-100), each (T, K)."""
+    speed (uu/s), distance to the ball (uu), goal-side (bool) and boost (0-100), each (T, K); car_pos (T, K, 3),
+    ball_pos (T, 3) and attack_centre (K, 3), the centre of the goal each car attacks, uu."""
+    height = car_pos[..., 2]
+    alignment = ball_goal_alignment(car_pos, ball_pos.view(-1, 1, 3), attack_centre.view(1, -1, 3))  # (T, K)
     s.car_frames = int(frame.sum())
     s.speed = float((frame * speed).sum())
     s.supersonic_frames = int((frame * (speed > SUPERSONIC_SPEED).double()).sum())
     s.distance_to_ball = float((frame * distance).sum())
     s.goal_side_frames = int((frame * goal_side.double()).sum())
+    s.ball_goal_alignment = float((frame * alignment).sum())
     s.off_floor_frames = int((frame * (height > OFF_FLOOR_HEIGHT).double()).sum())
     s.boost_held = float((frame * boost).sum())
 
@@ -334,8 +341,8 @@ def replay_stats(replay: Replay) -> dict[str, PolicyStats]:
         s.boost_taken = float(boost_change[:, cars].clamp_min(0.0).sum())
         s.demolished = int(demolished[:, cars].sum())
         _sum_frames(
-            s, frame[:, cars], car_speed[:, cars], distance[:, cars], goal_side[:, cars], car_pos[:, cars, 2],
-            boost[:, cars],
+            s, frame[:, cars], car_speed[:, cars], distance[:, cars], goal_side[:, cars], car_pos[:, cars], ball_pos,
+            goal_centre[cars], boost[:, cars],
         )  # fmt: skip
         scoring = [frame for toucher, frame in conceded_last if toucher == 1 - team]
         _count_conceded(s, scoring, alive[:, cars], distance[:, cars], goal_side[:, cars], boost[:, cars])

@@ -25,6 +25,7 @@ PANELS: tuple[tuple[str, str], ...] = (
     ("kickoff_first_touch_share", "kickoffs touched first"),
     ("kickoff_goal_share", "kickoffs scored from (within 6 s)"),
     ("goal_side_share", "time goal-side of the ball"),
+    ("ball_goal_alignment", "lined up ball to goal (mean, -1 to 1)"),
     ("conceded_goal_side_share", "goals against with a defender goal-side"),
     ("supersonic_share", "time supersonic"),
 )
