@@ -20,6 +20,7 @@ from rocketrl.policy.load import (
     gauntlet,
     gauntlet_bots,
     gauntlet_name,
+    gauntlet_opponents,
     gauntlet_versions,
     load_policy,
     policy_name,
@@ -52,16 +53,23 @@ def test_an_unknown_gauntlet_version_names_the_ones_there_are() -> None:
         resolve_checkpoint("gauntlet_v99")
 
 
-@pytest.mark.parametrize("candidate", ["gauntlet_v1", "pretrained"])
-def test_eval_gauntlet_plays_every_gauntlet_bot_and_scripted_opponent_but_itself(tmp_path, candidate) -> None:
+def test_the_gauntlet_of_a_bot_is_every_opponent_but_itself_however_named(tmp_path) -> None:
+    newest = gauntlet_bots()[-1]
+    assert gauntlet_opponents("gauntlet_v1") == gauntlet()[1:]
+    assert gauntlet_opponents("pretrained") == [o for o in gauntlet() if o != newest]
+    assert gauntlet_opponents(str(resolve_checkpoint(newest))) == gauntlet_opponents("pretrained")
+    assert gauntlet_opponents("gauntlet_v1", team=True) == [*gauntlet()[1:], "rotation"]
+    with pytest.raises(FileNotFoundError, match="nothing.safetensors"):
+        gauntlet_opponents(tmp_path / "nothing.safetensors")
+
+
+def test_eval_gauntlet_plays_every_gauntlet_bot_and_scripted_opponent_but_itself(tmp_path) -> None:
     out = tmp_path / "gauntlet.json"
-    args = ["eval", "--checkpoint", candidate, "--gauntlet", "--num-games", "2", "--game-seconds", "5",
+    args = ["eval", "--checkpoint", "pretrained", "--gauntlet", "--num-games", "2", "--game-seconds", "5",
             "--no-ratings", "--json", str(out)]  # fmt: skip
     assert rocketrl_main(args) == 0
     report = json.loads(out.read_text())
-    met = [r["name_b"] for r in report["results"]]
-    itself = "gauntlet_v1" if candidate == "gauntlet_v1" else gauntlet_bots()[-1]  # pretrained: the newest
-    assert met == [o for o in gauntlet() if o != itself]
+    assert [r["name_b"] for r in report["results"]] == [o for o in gauntlet() if o != gauntlet_bots()[-1]]
     assert all(r["num_games"] == 2 for r in report["results"])
 
 

@@ -36,21 +36,24 @@ def _unit(v: torch.Tensor) -> torch.Tensor:
     return v / v.norm(dim=-1, keepdim=True).clamp_min(1e-6)
 
 
-_GOAL_CENTRES = torch.tensor([[0.0, BACK_WALL_Y, GOAL_HEIGHT / 2], [0.0, -BACK_WALL_Y, GOAL_HEIGHT / 2]])
-"""(2, 3) centre of the goal blue attacks (orange's, +y) and the one orange attacks (blue's, -y)."""
+GOAL_CENTRES = torch.tensor(
+    [[0.0, BACK_WALL_Y, GOAL_HEIGHT / 2], [0.0, -BACK_WALL_Y, GOAL_HEIGHT / 2]], dtype=torch.float64
+)
+"""(2, 3) uu, by team: the centre of the goal blue attacks (orange's, +y) and the one orange attacks (blue's, -y).
+`GOAL_CENTRES[car_team]` is the goal each car attacks, in the rewards (as float32) and in `rocketrl stats`."""
 
 
 _GOAL_CENTRES_ON: dict[torch.device, torch.Tensor] = {}
-"""_GOAL_CENTRES per device, so that a step on a GPU copies nothing from the host."""
+"""GOAL_CENTRES per device, as float32, so that a step on a GPU copies nothing from the host."""
 
 
 def opponent_goal(state: BatchState) -> torch.Tensor:
     """(A, C, 3) centre of the goal each car attacks."""
     if torch.compiler.is_compiling():  # a constant of the compiled graph
-        return _GOAL_CENTRES.to(state.device)[state.car_team]
+        return GOAL_CENTRES.to(state.device, torch.float32)[state.car_team]
     centres = _GOAL_CENTRES_ON.get(state.device)
     if centres is None:
-        centres = _GOAL_CENTRES_ON.setdefault(state.device, _GOAL_CENTRES.to(state.device))
+        centres = _GOAL_CENTRES_ON.setdefault(state.device, GOAL_CENTRES.to(state.device, torch.float32))
     return centres[state.car_team]
 
 

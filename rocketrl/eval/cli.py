@@ -141,11 +141,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if not args.checkpoint:
             raise ValueError("--checkpoint is required (or use --tournament --policies ...)")
         if args.gauntlet:
-            from rocketrl.policy.load import gauntlet, resolve_checkpoint, same_checkpoint
+            from rocketrl.policy.load import gauntlet_opponents
 
-            team = max(args.team_size) > 1
-            candidate = resolve_checkpoint(args.checkpoint)  # once, and a missing one is named before any game
-            args.opponents = ",".join(o for o in gauntlet(team) if not same_checkpoint(o, candidate))  # not itself
+            args.opponents = ",".join(gauntlet_opponents(args.checkpoint, team=max(args.team_size) > 1))
             args.deterministic = True
             args.kickoff_jitter = args.kickoff_jitter or 5.0
         opponents = [s.strip() for s in args.opponents.split(",") if s.strip()]

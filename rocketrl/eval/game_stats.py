@@ -46,9 +46,9 @@ from pathlib import Path
 
 import torch
 
-from rocketrl.env.rewards import ball_goal_alignment, ball_on_target
+from rocketrl.env.rewards import GOAL_CENTRES, ball_goal_alignment, ball_on_target
 from rocketrl.league.replay import Replay, load_replay
-from rocketrl.sim.arena import BACK_WALL_Y, BLUE_TEAM, GOAL_HEIGHT, SUPERSONIC_SPEED
+from rocketrl.sim.arena import BLUE_TEAM, SUPERSONIC_SPEED
 
 JUMP = 5
 """Index of the jump button in a control vector (throttle, steer, pitch, yaw, roll, jump, boost, handbrake)."""
@@ -283,9 +283,7 @@ def replay_stats(replay: Replay) -> dict[str, PolicyStats]:
     speed_after = ball_vel.norm(dim=1)  # (T,)
     change = torch.zeros(t_steps, dtype=torch.float64)
     change[1:] = (ball_vel[1:] - ball_vel[:-1]).norm(dim=1)
-    goal_centre = torch.stack(
-        [torch.zeros_like(attack_sign), attack_sign * BACK_WALL_Y, torch.full_like(attack_sign, GOAL_HEIGHT / 2)], dim=1
-    )  # (C, 3) the goal each car attacks
+    goal_centre = GOAL_CENTRES[teams]  # (C, 3) the goal each car attacks
     to_goal = goal_centre.view(1, -1, 3) - ball_pos.view(-1, 1, 3)  # (T, C, 3)
     to_goal_speed = (ball_vel.view(-1, 1, 3) * to_goal).sum(dim=2) / to_goal.norm(dim=2).clamp_min(1e-6)  # (T, C)
 

@@ -58,6 +58,14 @@ def gauntlet(team: bool = False) -> list[str]:
     return [*gauntlet_bots(), *SCRIPTED_GAUNTLET, *(TEAM_GAUNTLET if team else ())]
 
 
+def gauntlet_opponents(candidate: str | Path, team: bool = False) -> list[str]:
+    """The opponents `rocketrl eval --gauntlet` gives `candidate`: every gauntlet opponent (`gauntlet(team)`) but the
+    candidate itself, however named ('pretrained' is the newest gauntlet bot). A missing candidate file raises
+    FileNotFoundError naming it, before any game."""
+    resolve_checkpoint(candidate)
+    return [o for o in gauntlet(team) if not same_checkpoint(o, candidate)]
+
+
 def is_named_bot(spec: str | Path) -> bool:
     """Whether `spec` names a shipped bot ('pretrained', 'pretrained_team', 'gauntlet_vN') rather than a path."""
     return str(spec) in SHIPPED_BOTS or str(spec).startswith(GAUNTLET_PREFIX)
