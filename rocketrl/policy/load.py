@@ -62,8 +62,8 @@ def gauntlet_opponents(candidate: str | Path, team: bool = False) -> list[str]:
     """The opponents `rocketrl eval --gauntlet` gives `candidate`: every gauntlet opponent (`gauntlet(team)`) but the
     candidate itself, however named ('pretrained' is the newest gauntlet bot). A missing candidate file raises
     FileNotFoundError naming it, before any game."""
-    resolve_checkpoint(candidate)
-    return [o for o in gauntlet(team) if not same_checkpoint(o, candidate)]
+    path = resolve_checkpoint(candidate)
+    return [o for o in gauntlet(team) if not same_checkpoint(o, path)]
 
 
 def is_named_bot(spec: str | Path) -> bool:
