@@ -12,7 +12,7 @@ from rocketrl.config import load_config, preset_config_path
 from rocketrl.eval.climb import ClimbRecord, ClimbTools, climb, half_way, next_start, step_judge_seeds
 from rocketrl.eval.climb_cli import JUDGING
 from rocketrl.eval.judge_cli import recent_bots
-from rocketrl.infra.checkpoint import read_meta
+from rocketrl.infra.checkpoint import file_sha256, read_meta
 from rocketrl.policy.load import gauntlet_bots
 
 
@@ -25,6 +25,7 @@ class FakeTools:
         self.trained: list[tuple[str, int, str, bool]] = []
         self.averaged: list[tuple[list[str], str, int | None]] = []
         self.judged: list[tuple[str, str, list[int], str]] = []
+        self.measured: list[tuple[str, str, int]] = []  # (candidate, report, judgings so far)
 
     def train(self, start: str, seed: int, name: str, resume: bool) -> tuple[Path, int, bool]:
         self.trained.append((start, seed, name, resume))
@@ -41,8 +42,11 @@ class FakeTools:
         self.judged.append((Path(candidate).name, parent, seeds, json_path.name))
         return int(Path(candidate).name.removeprefix("step").split("_")[0]) in self.ships
 
-    def tools(self) -> ClimbTools:
-        return ClimbTools(self.train, self.average, self.judge, spacing=2_000_000)
+    def measure(self, candidate: str, json_path: Path) -> None:
+        self.measured.append((Path(candidate).name, json_path.name, len(self.judged)))
+
+    def tools(self, yardstick: bool = False) -> ClimbTools:
+        return ClimbTools(self.train, self.average, self.judge, 2_000_000, self.measure if yardstick else None)
 
 
 def test_the_half_way_step_is_rounded_down_to_the_checkpoint_spacing() -> None:
@@ -104,6 +108,34 @@ def test_a_stopped_line_continues_where_it_stopped(tmp_path: Path) -> None:
     assert record.shipped == str(tmp_path / "step2_candidate.safetensors")
 
 
+def test_each_judged_candidate_meets_the_yardstick_after_its_verdict(tmp_path: Path) -> None:
+    fake = FakeTools(tmp_path, ships={2})
+    record = climb(ClimbRecord("pretrained", [], 0, [5]), tmp_path, 3, fake.tools(yardstick=True))
+    # After each judging, the shipping one too, and never before it: the verdicts are the judge's alone.
+    assert fake.measured == [
+        ("step1_candidate.safetensors", "step1_yardstick.json", 1),
+        ("step2_candidate.safetensors", "step2_yardstick.json", 2),
+    ]
+    assert [s.yardstick for s in record.steps] == [str(tmp_path / f"step{k}_yardstick.json") for k in (1, 2)]
+    assert [s.ships for s in record.steps] == [False, True] and ClimbRecord.load(tmp_path) == record
+    # A line stopped between a verdict and its yardstick games plays those first, and nothing else again.
+    record.steps[1].yardstick = None
+    record.save(tmp_path)
+    again = FakeTools(tmp_path)
+    assert climb(ClimbRecord.load(tmp_path), tmp_path, 3, again.tools(yardstick=True)).steps[1].yardstick
+    assert again.measured == [("step2_candidate.safetensors", "step2_yardstick.json", 0)]
+    assert again.trained == [] and again.judged == []
+    # Without a yardstick nothing is measured, and a record without the field (older lines) loads as before.
+    plain = FakeTools(tmp_path / "plain")
+    assert climb(ClimbRecord("pretrained", [], 0, [5]), tmp_path / "plain", 1, plain.tools()).steps[0].yardstick is None
+    older = json.loads((tmp_path / "climb.json").read_text())
+    for step in older["steps"]:
+        del step["yardstick"]
+    (tmp_path / "older").mkdir()
+    (tmp_path / "older" / "climb.json").write_text(json.dumps(older))
+    assert [s.yardstick for s in ClimbRecord.load(tmp_path / "older").steps] == [None, None]
+
+
 def test_a_line_going_on_from_a_line_average_trains_and_averages_with_it(tmp_path: Path) -> None:
     fake = FakeTools(tmp_path)
     given = "docs/candidates/gen51_line_average.safetensors"
@@ -143,6 +175,11 @@ def test_the_recent_field_is_the_five_bots_shipped_before_the_parent() -> None:
         (["--minutes", "1", "--ppo.learning-rat", "1"], "learning-rat"),
         (["--minutes", "0"], "--minutes 0"),
         (["--minutes", "1", "--start", "runs/nosuch.safetensors"], "--start: checkpoint"),
+        (["--minutes", "1", "--yardstick", "nexto:runs/nosuch.pt"], "--yardstick 'nexto:runs/nosuch.pt'"),
+        (["--minutes", "1", "--yardstick", "ball_chasr"], "--yardstick 'ball_chasr': policy 'ball_chasr' is neither"),
+        (["--minutes", "1", "--yardstick", ","], "--yardstick ',': name at least one bot"),
+        (["--minutes", "1", "--yardstick", "rule_policy", "--yardstick-seeds", "0,0"], "--yardstick-seeds '0,0'"),
+        (["--minutes", "1", "--yardstick", "ball_chaser", "--yardstick-jitter", "-1"], "--yardstick-jitter -1"),
     ],
 )
 def test_bad_settings_are_refused_before_any_training(tmp_path: Path, capsys, args, message) -> None:
@@ -200,10 +237,18 @@ def test_a_short_line_trains_averages_judges_and_continues(tmp_path: Path, capsy
     ]
     judging = ["--rule", "every-set", "--seeds", "3", "--field", "none", "--floor", "none", "--num-games", "2"]
     judging += ["--game-seconds", "3", "--workers", "1", "--device", "cpu"]
+    judging += ["--yardstick", "ball_chaser", "--yardstick-seeds", "5"]  # measured after each verdict
     command = ["climb", "--from", "gauntlet_v1", "--out", str(out), "--timesteps", "1024", "--seed", "7"]
     assert main([*command, "--steps", "1", *small, *judging]) == 1  # 2 games cannot ship
     step1 = json.loads((out / "climb.json").read_text())["steps"][0]
     assert step1["ships"] is False and step1["from_step"] == 512 and step1["trained_steps"] >= 1024
+    yardstick = json.loads((out / "step1_yardstick.json").read_text())
+    assert step1["yardstick"] == str(out / "step1_yardstick.json")
+    assert yardstick["candidate_sha256"] == file_sha256(out / "step1_candidate.safetensors")
+    assert yardstick["settings"]["kickoff_jitter"] == 5.0 and yardstick["settings"]["game_seconds"] == 3.0
+    (played,) = yardstick["sets"]
+    assert (played["seed"], played["name_b"], played["num_games"]) == (5, "ball_chaser", 2)
+    assert played["goals_margin_per_game"] == (played["goals_for"] - played["goals_against"]) / 2
     report = json.loads((out / "step1_judged.json").read_text())
     assert report["parent"] == "gauntlet_v1" and [s["seed"] for s in report["sets"]] == [3]
     assert [leaf["checkpoint"] for leaf in read_meta(out / "step1_candidate.safetensors")["averaged_from"]] == [
@@ -219,6 +264,7 @@ def test_a_short_line_trains_averages_judges_and_continues(tmp_path: Path, capsy
     assert "the same command with --steps 3 continues the line" in printed
     assert record.steps[1].start == str(out / "step1_average.safetensors") and record.steps[1].seed == 8
     assert json.loads((out / "step2_judged.json").read_text())["sets"][0]["seed"] == 1003
+    assert json.loads((out / "step2_yardstick.json").read_text())["sets"][0]["seed"] == 5  # every step's starts
 
 
 @pytest.mark.parametrize("ships", [True, False])

@@ -13,6 +13,9 @@ A line may also go on from a line average made elsewhere (`start`: another line'
 then trains from it and averages with it, as a later step does, and every step after it starts from the last
 candidate. The bot to beat is still the parent.
 
+Each judged candidate may also be measured against yardstick bots (`ClimbTools.measure`: bots the line is not
+judged by, such as the community bots), after its judging and never in it.
+
 This module holds the line's bookkeeping and its loop; `climb_cli` gives it the trainer, `rocketrl average` and
 `rocketrl judge`. The record (`climb.json` in the line's folder) is rewritten atomically after every phase, so a
 stopped line continues where it stopped: finished phases are kept, an interrupted run resumes from its checkpoint.
@@ -56,6 +59,8 @@ class ClimbStep:
     judged: str | None = None
     """The judge's JSON report."""
     ships: bool | None = None
+    yardstick: str | None = None
+    """The JSON report of its games against the yardstick bots, played after its judging (None: none asked)."""
 
 
 @dataclass
@@ -123,13 +128,15 @@ def next_start(record: ClimbRecord) -> str:
 @dataclass(frozen=True)
 class ClimbTools:
     """What the loop calls: train(start, seed, run_name, resume) -> (run folder, last step, stopped); average(specs,
-    out, from_step) -> file; judge(candidate, parent, seeds, json_path) -> ships."""
+    out, from_step) -> file; judge(candidate, parent, seeds, json_path) -> ships; and, where given, measure."""
 
     train: Callable[[str, int, str, bool], tuple[Path, int, bool]]
     average: Callable[[Sequence[str], Path, int | None], Path]
     judge: Callable[[str, str, list[int], Path], bool]
     spacing: int
     """The checkpoint spacing the run's half is rounded to (run.keep_every, else run.checkpoint_interval)."""
+    measure: Callable[[str, Path], None] | None = None
+    """measure(candidate, json_path): its games against the yardstick bots, written to json_path (None: none)."""
 
 
 def climb(record: ClimbRecord, folder: Path, max_steps: int, tools: ClimbTools) -> ClimbRecord:
@@ -137,6 +144,8 @@ def climb(record: ClimbRecord, folder: Path, max_steps: int, tools: ClimbTools) 
     record shows unfinished. Returns the record (also saved); a run stopped by a signal stops the line there."""
     folder.mkdir(parents=True, exist_ok=True)
     record.save(folder)
+    if record.steps:  # a line stopped between a step's judging and its yardstick games plays those first
+        measure_judged(record, record.steps[-1], folder, tools)
     while record.shipped is None:
         if not record.steps or record.steps[-1].ships is not None:
             if len(record.steps) >= max_steps:
@@ -169,4 +178,17 @@ def climb(record: ClimbRecord, folder: Path, max_steps: int, tools: ClimbTools) 
             record.shipped = step.candidate
         record.save(folder)
         print(f"step {step.step}: {step.candidate} {'ships' if step.ships else 'does not ship'}", flush=True)
+        measure_judged(record, step, folder, tools)
     return record
+
+
+def measure_judged(record: ClimbRecord, step: ClimbStep, folder: Path, tools: ClimbTools) -> None:
+    """Play a judged step's candidate against the yardstick bots (`tools.measure`) unless it has been, and record
+    where its report is. The verdict is already written: these games never change it."""
+    if tools.measure is None or step.ships is None or step.yardstick is not None:
+        return
+    assert step.candidate is not None
+    report = folder / f"step{step.step}_yardstick.json"
+    tools.measure(step.candidate, report)
+    step.yardstick = str(report)
+    record.save(folder)

@@ -8,7 +8,8 @@ the parent with `rocketrl judge` (by default the pooled rule on ten sets of 100 
 shipped before the parent on two seeds, and the scripted floor: how the shipped bots since gauntlet_v25 were judged;
 step k's seeds are --seeds plus 1000 x (k - 1)). The line stops at the first candidate that ships. Any training
 setting can be overridden as in `rocketrl train` (--ppo.learning-rate 1e-4, --env.num-arenas 256); `--field none`
-and `--floor none` judge without them. Running the same command again continues a stopped line: the record
+and `--floor none` judge without them; `--yardstick BOTS` plays each judged candidate against bots it is not judged
+by, after its verdict (eval.yardstick). Running the same command again continues a stopped line: the record
 (OUT/climb.json) keeps every finished phase, and an interrupted run resumes from its last checkpoint. Exit code 0 when
 a candidate ships, 1 when none of --steps did, 2 on bad input, 130 when a signal stopped a run.
 """
@@ -22,6 +23,7 @@ from pathlib import Path
 from rocketrl.cli_args import positive_int
 from rocketrl.eval.climb import RECORD_NAME, ClimbRecord, ClimbTools, climb, next_start
 from rocketrl.eval.judge_cli import CLIMB_DEFAULTS, add_judging_arguments, check_judging, field_bots, parse_seeds
+from rocketrl.eval.yardstick import add_yardstick_arguments, check_yardstick, measure
 
 DEFAULT_PRESET = "league_1v1_next"
 """The preset every shipped bot since gauntlet_v10 was trained with."""
@@ -53,6 +55,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     length.add_argument("--timesteps", type=positive_int, default=None, help="agent-steps of each step's run")
     p.add_argument("--seed", type=int, default=0, help="step k trains with seed SEED + k - 1 (default 0)")
     add_judging_arguments(p, CLIMB_DEFAULTS, games_only=True)
+    add_yardstick_arguments(p)
     p.set_defaults(func=cmd_climb, takes_overrides=True)
 
 
@@ -97,6 +100,7 @@ def cmd_climb(args: argparse.Namespace, extra: list[str]) -> int:
         raise ValueError("climb: give each step's length, --minutes M (e.g. 55 on 2 cores) or --timesteps N")
     seeds = parse_seeds(args.seeds)
     check_judging(args, seeds)  # the judging's settings, the parent and the field are refused before any training
+    yardstick_bots, yardstick_seeds = check_yardstick(args)  # so are the yardstick's
     resolve_checkpoint(args.parent)
     if args.start is not None:
         if same_checkpoint(args.start, args.parent):
@@ -132,7 +136,8 @@ def cmd_climb(args: argparse.Namespace, extra: list[str]) -> int:
         + f", at most {args.steps} step(s) of {length_words(args)}, "
         f"{args.preset}, seeds {args.seed}+; each judged {args.rule} on {len(seeds)} sets of {args.num_games} games"
         + (f", the field {', '.join(field)} on {args.field_seeds} seed(s)" if field else "")
-        + (f", the floor {args.floor}" if args.floor else ""),
+        + (f", the floor {args.floor}" if args.floor else "")
+        + (f"; then measured against {', '.join(yardstick_bots)}, never judged by them" if yardstick_bots else ""),
         flush=True,
     )
 
@@ -155,8 +160,12 @@ def cmd_climb(args: argparse.Namespace, extra: list[str]) -> int:
         judged.seeds = ",".join(map(str, step_seeds))
         return cmd_judge(judged) == 0
 
+    def measure_candidate(candidate: str, json_path: Path) -> None:
+        measure(candidate, yardstick_bots, yardstick_seeds, args, json_path)
+
     spacing = base.run.keep_every or base.run.checkpoint_interval
-    record = climb(record, args.out, args.steps, ClimbTools(train_step, average, judge, spacing))
+    tools = ClimbTools(train_step, average, judge, spacing, measure_candidate if yardstick_bots else None)
+    record = climb(record, args.out, args.steps, tools)
     if record.shipped is not None:
         print(f"the line climbed: {record.shipped} ships against {record.parent} (record: {args.out / RECORD_NAME})")
         print(f"  watch it:  rocketrl watch --checkpoint {record.shipped} --opponent {record.parent} --out climb.mp4")

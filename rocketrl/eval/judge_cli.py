@@ -134,17 +134,17 @@ def add_judging_arguments(p: argparse.ArgumentParser, defaults: dict | None = No
     p.add_argument("--device", default="cpu", help="device of the networks (cpu or cuda)" + only("run.device"))
 
 
-def parse_seeds(text: str) -> list[int]:
-    """'0,7,11' -> [0, 7, 11]; refuses non-integers, repeats and an empty list by name."""
+def parse_seeds(text: str, option: str = "--seeds") -> list[int]:
+    """'0,7,11' -> [0, 7, 11]; refuses non-integers, repeats and an empty list, naming `option`."""
     parts = [part.strip() for part in text.split(",") if part.strip()]
     try:
         seeds = [int(part) for part in parts]
     except ValueError:
-        raise ValueError(f"--seeds {text!r}: give comma-separated integers, e.g. 0,7,11,13,17") from None
+        raise ValueError(f"{option} {text!r}: give comma-separated integers, e.g. 0,7,11,13,17") from None
     if not seeds:
-        raise ValueError("--seeds: give at least one seed, e.g. 0,7,11,13,17")
+        raise ValueError(f"{option}: give at least one seed, e.g. 0,7,11,13,17")
     if len(set(seeds)) != len(seeds):
-        raise ValueError(f"--seeds {text!r}: a seed given twice replays the same games; name each seed once")
+        raise ValueError(f"{option} {text!r}: a seed given twice replays the same games; name each seed once")
     return seeds
 
 
@@ -231,15 +231,15 @@ def _judge(args: argparse.Namespace) -> int:
         torch.set_num_threads(1)  # small batched ops: one thread is fastest and never stalls on busy cores
     floor_results = []
     for bot, share in floor.items():  # first: the cheapest games, and a bad bot name is refused before the long ones
-        played = _play_set(args.candidate, bot, seeds[0], args)
+        played = play_set(args.candidate, bot, seeds[0], args)
         floor_results.append(FloorResult(played.name_b, played.wins, played.draws, played.losses, share))
         print(f"floor, seed {seeds[0]}: {floor_results[-1].summary()}", flush=True)
-    sets = [_play_set(args.candidate, args.parent, seed, args) for seed in seeds]
+    sets = [play_set(args.candidate, args.parent, seed, args) for seed in seeds]
     comparison = None
     field_seeds = seeds[: args.field_seeds]
     if field:  # both bots against each field bot, on the first sets' seeds: the same games for the two
-        mine = [_play_set(args.candidate, bot, seed, args) for seed in field_seeds for bot in field]
-        theirs = [_play_set(args.parent, bot, seed, args) for seed in field_seeds for bot in field]
+        mine = [play_set(args.candidate, bot, seed, args) for seed in field_seeds for bot in field]
+        theirs = [play_set(args.parent, bot, seed, args) for seed in field_seeds for bot in field]
         comparison = compare_field(mine, theirs)
         named = "seed" if len(field_seeds) == 1 else "seeds"
         print(f"field, {named} {', '.join(map(str, field_seeds))}: {comparison.summary()}")
@@ -271,9 +271,10 @@ def _judge(args: argparse.Namespace) -> int:
     return 0 if verdict.ships else 1
 
 
-def _play_set(spec_a: str, spec_b: str, seed: int, args: argparse.Namespace):
+def play_set(spec_a: str, spec_b: str, seed: int, args: argparse.Namespace):
     """One set: `spec_a` against `spec_b`, both greedy and loaded with the set's seed as `rocketrl eval --seed S
-    --deterministic` loads them, so every set replays alone. Returns its MatchResult (printed)."""
+    --deterministic` loads them, so every set replays alone; the games' settings from `args` (num_games,
+    game_seconds, workers, engine, kickoff_jitter, device). Returns its MatchResult (printed)."""
     from rocketrl.league.match import MatchConfig, play_match
     from rocketrl.policy.load import load_policy, policy_name
 
