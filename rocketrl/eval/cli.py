@@ -15,14 +15,13 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
 from pathlib import Path
 
 from rocketrl.cli_args import opposed_team_size, positive_int, warn_team_size
 from rocketrl.eval.game_stats import figures_for_json, format_stats, replay_paths, stats_of_files
 from rocketrl.eval.team_stats import team_label, team_stats, team_stats_as_json
 from rocketrl.infra.atomic_json import write_json_atomic
-from rocketrl.infra.machine_cache import cpu_model_and_flags
+from rocketrl.infra.machine_cache import machine_words
 from rocketrl.league.match import MatchConfig, MatchResult, play_match
 from rocketrl.league.ratings import RatingTable, format_ranking
 from rocketrl.league.replay import load_replay
@@ -207,7 +206,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.json:
         report = {
             "team_size": f"{blue}v{orange}",
-            "machine": f"{cpu_model_and_flags()[0]}, {os.cpu_count()} cores",
+            "machine": machine_words(),
             "engine": args.engine,
             "num_games": args.num_games,
             "game_seconds": args.game_seconds,

@@ -16,7 +16,8 @@ when it does not, 2 on bad input.
 from __future__ import annotations
 
 import argparse
-import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from rocketrl.cli_args import positive_int
 from rocketrl.eval.judge import POOLED_MIN_GAMES, RULES, SCRIPTED_FLOOR, SET_SEEDS
@@ -197,25 +198,34 @@ def check_judging(args: argparse.Namespace, seeds: list[int]) -> dict[str, float
     return floor
 
 
-def cmd_judge(args: argparse.Namespace) -> int:
-    """Play the sets (and the field), print each and the verdict; 0 if the candidate ships, 1 if not. torch's CPU
-    thread count is put back afterwards, so a climb's next run trains with every thread it had."""
+@contextmanager
+def games_threads(device: str) -> Iterator[None]:
+    """torch on one CPU thread while games play on the CPU (small batched ops: one thread is fastest and never
+    stalls on busy cores); the thread count is put back afterwards, so a climb's next run trains with every thread
+    it had."""
     import torch
 
     threads = torch.get_num_threads()
+    if device == "cpu":
+        torch.set_num_threads(1)
     try:
-        return _judge(args)
+        yield
     finally:
         torch.set_num_threads(threads)
 
 
-def _judge(args: argparse.Namespace) -> int:
-    import torch
+def cmd_judge(args: argparse.Namespace) -> int:
+    """Play the sets (and the field), print each and the verdict; 0 if the candidate ships, 1 if not (on one CPU
+    thread, `games_threads`)."""
+    with games_threads(args.device):
+        return _judge(args)
 
+
+def _judge(args: argparse.Namespace) -> int:
     from rocketrl.eval.judge import FloorResult, compare_field, judge_sets
     from rocketrl.infra.atomic_json import write_json_atomic
     from rocketrl.infra.checkpoint import file_sha256
-    from rocketrl.infra.machine_cache import cpu_model_and_flags
+    from rocketrl.infra.machine_cache import machine_words
     from rocketrl.policy.load import resolve_checkpoint, same_checkpoint
 
     seeds = parse_seeds(args.seeds)
@@ -227,8 +237,6 @@ def _judge(args: argparse.Namespace) -> int:
         candidate_sha256 = file_sha256(resolve_checkpoint(args.candidate))
     except (FileNotFoundError, ValueError):
         candidate_sha256 = None  # a scripted bot: load_policy names a bad one
-    if args.device == "cpu":
-        torch.set_num_threads(1)  # small batched ops: one thread is fastest and never stalls on busy cores
     floor_results = []
     for bot, share in floor.items():  # first: the cheapest games, and a bad bot name is refused before the long ones
         played = play_set(args.candidate, bot, seeds[0], args)
@@ -250,7 +258,7 @@ def _judge(args: argparse.Namespace) -> int:
             "candidate": args.candidate,
             "candidate_sha256": candidate_sha256,
             "parent": args.parent,
-            "machine": f"{cpu_model_and_flags()[0]}, {os.cpu_count()} cores",
+            "machine": machine_words(),
             "engine": args.engine,
             "settings": {key: getattr(args, key) for key in _SETTINGS} | {"deterministic": True},
             "rule": args.rule,

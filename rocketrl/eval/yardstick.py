@@ -12,7 +12,6 @@ and bots outside it stay a measure, not a target.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 DEFAULT_JITTER = 5.0
@@ -61,21 +60,16 @@ def check_yardstick(args: argparse.Namespace) -> tuple[list[str], list[int]]:
 def measure(candidate: str, bots: list[str], seeds: list[int], args: argparse.Namespace, json_path: Path) -> None:
     """Play `candidate` against each of `bots` on each of `seeds` (the judging's games settings from `args`, the
     yardstick's kickoff jitter), print each set with its goal difference a game, and write the report."""
-    import torch
-
-    from rocketrl.eval.judge_cli import play_set
+    from rocketrl.eval.judge_cli import games_threads, play_set
     from rocketrl.infra.atomic_json import write_json_atomic
     from rocketrl.infra.checkpoint import file_sha256
-    from rocketrl.infra.machine_cache import cpu_model_and_flags
+    from rocketrl.infra.machine_cache import machine_words
     from rocketrl.policy.load import resolve_checkpoint
 
     games = argparse.Namespace(**vars(args))
     games.kickoff_jitter = args.yardstick_jitter
     sets = []
-    threads = torch.get_num_threads()
-    if args.device == "cpu":
-        torch.set_num_threads(1)  # as the judging plays: small batched ops, and the next run gets its threads back
-    try:
+    with games_threads(args.device):  # as the judging plays, and the next run gets its threads back
         for seed in seeds:
             for bot in bots:
                 result = play_set(candidate, bot, seed, games)
@@ -83,13 +77,11 @@ def measure(candidate: str, bots: list[str], seeds: list[int], args: argparse.Na
                 print(f"yardstick, seed {seed}: {result.name_b}: won {result.wins} of {result.num_games}, "
                       f"{margin:+.2f} goals a game", flush=True)  # fmt: skip
                 sets.append({"seed": seed, "goals_margin_per_game": margin} | result.to_dict())
-    finally:
-        torch.set_num_threads(threads)
     report = {
         "candidate": candidate,
         "candidate_sha256": file_sha256(resolve_checkpoint(candidate)),
         "what": "games against bots the candidate is not judged by, played after its verdict and never in it",
-        "machine": f"{cpu_model_and_flags()[0]}, {os.cpu_count()} cores",
+        "machine": machine_words(),
         "engine": args.engine,
         "settings": {
             "num_games": args.num_games,

@@ -59,6 +59,11 @@ def cpu_model_and_flags() -> tuple[str, set[str]]:
     return info.get("model name") or platform.machine(), flags
 
 
+def machine_words() -> str:
+    """The machine as the game reports name it: "AMD EPYC, 2 cores" (the CPU model and os.cpu_count())."""
+    return f"{cpu_model_and_flags()[0]}, {os.cpu_count()} cores"
+
+
 def cpu_vendor() -> str:
     """The CPU maker's id ("GenuineIntel", "AuthenticAMD"; /proc/cpuinfo's vendor_id), or "unknown"."""
     return (cpuinfo_first(("vendor_id",)) or {}).get("vendor_id", "unknown")
