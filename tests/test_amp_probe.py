@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,12 @@ def test_a_run_with_amp_auto_says_what_was_chosen_and_why(tmp_path: Path, monkey
         assert "amp=auto -> off" in text and "no bf16 matrix instructions" in text
     finally:
         trainer.close()
+
+
+def test_the_cpu_in_words_parts_two_cpus_of_one_model_name() -> None:
+    zen3 = {"model name": "AMD EPYC", "cpu family": "25", "model": "1", "flags": "fpu sse avx2"}
+    zen4 = {"model name": "AMD EPYC", "cpu family": "25", "model": "17", "flags": "fpu avx2 avx512f avx512bw"}
+    assert machine_cache.cpu_words(zen3) == "AMD EPYC (family 25 model 1, no AVX-512)"
+    assert machine_cache.cpu_words(zen4) == "AMD EPYC (family 25 model 17, AVX-512)"
+    assert machine_cache.cpu_words({"model name": "Some CPU"}) == "Some CPU"  # nothing more known: the name alone
+    assert machine_cache.machine_words().endswith(f"{os.cpu_count()} cores")

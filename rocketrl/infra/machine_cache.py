@@ -59,9 +59,27 @@ def cpu_model_and_flags() -> tuple[str, set[str]]:
     return info.get("model name") or platform.machine(), flags
 
 
+def cpu_words(info: dict[str, str] | None) -> str:
+    """The CPU in words from /proc/cpuinfo's first entry: "AMD EPYC (family 25 model 17, AVX-512)".
+
+    The family, model and AVX-512 flag part CPUs that a virtual machine gives one model name (an AMD EPYC Zen 3
+    and Zen 4 both read "AMD EPYC"); without /proc/cpuinfo (`info` None) the platform's processor name alone.
+    """
+    if info is None:
+        return platform.processor() or platform.machine()
+    name = info.get("model name") or platform.machine()
+    parts = [f"family {info['cpu family']} model {info['model']}"] if "cpu family" in info and "model" in info else []
+    flags = set((info.get("flags") or info.get("Features") or "").split())
+    if flags:
+        parts.append("AVX-512" if "avx512f" in flags else "no AVX-512")
+    return f"{name} ({', '.join(parts)})" if parts else name
+
+
 def machine_words() -> str:
-    """The machine as the game reports name it: "AMD EPYC, 2 cores" (the CPU model and os.cpu_count())."""
-    return f"{cpu_model_and_flags()[0]}, {os.cpu_count()} cores"
+    """The machine as the game reports name it: "AMD EPYC (family 25 model 17, AVX-512), 2 cores" (the CPU in
+    words and os.cpu_count())."""
+    info = cpuinfo_first(("model name", "cpu family", "model", "flags", "Features"))
+    return f"{cpu_words(info)}, {os.cpu_count()} cores"
 
 
 def cpu_vendor() -> str:
