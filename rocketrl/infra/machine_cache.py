@@ -49,14 +49,19 @@ def cpuinfo_first(keys: tuple[str, ...]) -> dict[str, str] | None:
     return found
 
 
-def cpu_model_and_flags() -> tuple[str, set[str]]:
-    """The CPU's model name and its instruction-set flags (Linux /proc/cpuinfo; elsewhere
-    platform.processor() and no flags)."""
-    info = cpuinfo_first(("model name", "flags", "Features"))
+def model_and_flags_of(info: dict[str, str] | None) -> tuple[str, set[str]]:
+    """The model name and instruction-set flags in a /proc/cpuinfo entry (`info` None: platform.processor() and
+    no flags)."""
     if info is None:
         return platform.processor() or platform.machine(), set()
     flags = set((info.get("flags") or info.get("Features") or "").split())
     return info.get("model name") or platform.machine(), flags
+
+
+def cpu_model_and_flags() -> tuple[str, set[str]]:
+    """The CPU's model name and its instruction-set flags (Linux /proc/cpuinfo; elsewhere
+    platform.processor() and no flags)."""
+    return model_and_flags_of(cpuinfo_first(("model name", "flags", "Features")))
 
 
 def cpu_words(info: dict[str, str] | None) -> str:
@@ -65,11 +70,10 @@ def cpu_words(info: dict[str, str] | None) -> str:
     The family, model and AVX-512 flag part CPUs that a virtual machine gives one model name (an AMD EPYC Zen 3
     and Zen 4 both read "AMD EPYC"); without /proc/cpuinfo (`info` None) the platform's processor name alone.
     """
+    name, flags = model_and_flags_of(info)
     if info is None:
-        return platform.processor() or platform.machine()
-    name = info.get("model name") or platform.machine()
+        return name
     parts = [f"family {info['cpu family']} model {info['model']}"] if "cpu family" in info and "model" in info else []
-    flags = set((info.get("flags") or info.get("Features") or "").split())
     if flags:
         parts.append("AVX-512" if "avx512f" in flags else "no AVX-512")
     return f"{name} ({', '.join(parts)})" if parts else name
