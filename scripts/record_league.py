@@ -31,7 +31,11 @@ def main() -> None:
     parser.add_argument("--variant", help="what this run changed, in words (the generation, the setting)")
     parser.add_argument("--command", help="the training command line, as run")
     parser.add_argument("--checkpoint", type=Path, help="the bot that played (default: the run's last checkpoint)")
-    parser.add_argument("--machine", help="the machine, in words (default: CPU model, cores, instruction sets)")
+    parser.add_argument(
+        "--machine",
+        help="the machine, in words (default: the CPU's model name, family, model, AVX-512 and AMX, and its cores, "
+        "as the game reports write it)",
+    )
     parser.add_argument("--preset", default="league_1v1", help="the preset the run was trained with")
     parser.add_argument(
         "--averaged-from",

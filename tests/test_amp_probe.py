@@ -102,5 +102,8 @@ def test_the_cpu_in_words_parts_two_cpus_of_one_model_name() -> None:
     zen4 = {"model name": "AMD EPYC", "cpu family": "25", "model": "17", "flags": "fpu avx2 avx512f avx512bw"}
     assert machine_cache.cpu_words(zen3) == "AMD EPYC (family 25 model 1, no AVX-512)"
     assert machine_cache.cpu_words(zen4) == "AMD EPYC (family 25 model 17, AVX-512)"
+    xeon = {"model name": "Intel(R) Xeon(R) Platinum 8480+", "cpu family": "6", "model": "143",
+            "flags": "avx2 avx512f amx_bf16 amx_tile amx_int8"}  # fmt: skip
+    assert machine_cache.cpu_words(xeon) == "Intel(R) Xeon(R) Platinum 8480+ (family 6 model 143, AVX-512, AMX)"
     assert machine_cache.cpu_words({"model name": "Some CPU"}) == "Some CPU"  # nothing more known: the name alone
     assert machine_cache.machine_words().endswith(f"{os.cpu_count()} cores")

@@ -10,14 +10,13 @@ Wilson 95% interval as `rocketrl eval` reports it.
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import time
 from pathlib import Path
 from typing import Any
 
 from rocketrl.infra.atomic_file import write_atomic
-from rocketrl.infra.machine_cache import cpu_model_and_flags
+from rocketrl.infra.machine_cache import machine_words
 from rocketrl.infra.tb_scalars import read_scalars
 from rocketrl.league.ratings import win_rate_interval
 
@@ -29,15 +28,6 @@ TARGETS = {"80%_vs_v1": ("gauntlet_v1", 0.8), "97%_vs_rule": ("rule_policy", 0.9
            "90%_vs_shadow_goalie": ("shadow_goalie", 0.9), "90%_vs_ball_chaser": ("ball_chaser", 0.9)}  # fmt: skip
 """The league's targets (win rate at least this against that opponent), checked for each run that met the
 opponent."""
-
-
-def machine_name() -> str:
-    """'CPU model, N cores (instruction sets)': the widest vector set (AVX-512 or AVX2) and AMX where present."""
-    model, flags = cpu_model_and_flags()
-    sets = ["AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else ""]
-    sets += ["AMX"] if "amx_tile" in flags else []
-    described = ", ".join(s for s in sets if s)
-    return f"{model}, {os.cpu_count()} cores" + (f" ({described})" if described else "")
 
 
 def training_figures(run_dir: Path) -> dict[str, Any]:
@@ -155,7 +145,7 @@ def league_record(
     from rocketrl.policy.load import run_starts
 
     results = gauntlet_results(report)
-    machine = machine or machine_name()
+    machine = machine or machine_words()
     gauntlet = {"bot": str(checkpoint), "train": command, "settings": eval_settings(report, list(results)),
                 "machine": machine, "results": results}  # fmt: skip
     if run_dir is None:

@@ -65,10 +65,12 @@ def cpu_model_and_flags() -> tuple[str, set[str]]:
 
 
 def cpu_words(info: dict[str, str] | None) -> str:
-    """The CPU in words from /proc/cpuinfo's first entry: "AMD EPYC (family 25 model 17, AVX-512)".
+    """The CPU in words from /proc/cpuinfo's first entry: "AMD EPYC (family 25 model 17, AVX-512)", with ", AMX"
+    where it has the bf16 matrix tiles.
 
     The family, model and AVX-512 flag part CPUs that a virtual machine gives one model name (an AMD EPYC Zen 3
-    and Zen 4 both read "AMD EPYC"); without /proc/cpuinfo (`info` None) the platform's processor name alone.
+    and Zen 4 both read "AMD EPYC"); AMX is what makes bf16 pay. Without /proc/cpuinfo (`info` None) the
+    platform's processor name alone.
     """
     name, flags = model_and_flags_of(info)
     if info is None:
@@ -76,6 +78,7 @@ def cpu_words(info: dict[str, str] | None) -> str:
     parts = [f"family {info['cpu family']} model {info['model']}"] if "cpu family" in info and "model" in info else []
     if flags:
         parts.append("AVX-512" if "avx512f" in flags else "no AVX-512")
+        parts += ["AMX"] if "amx_tile" in flags else []
     return f"{name} ({', '.join(parts)})" if parts else name
 
 
